@@ -90,6 +90,8 @@ class ConversionFailed(Exception):
 class Backend:
     name: str = ""
     uses_onnx: bool = False
+    #: judged on each cell's canonical layout only, through one C batch per row (cbatch)
+    batched: bool = False
 
     def prepare(self, graph: Graph, opset: int) -> Runner:
         raise NotImplementedError
@@ -98,8 +100,9 @@ class Backend:
 class PyTensorBackend(Backend):
     """``pytensor.function`` with a given linker and rewrite set."""
 
-    def __init__(self, name: str, linker: str, optimizer: str | None):
+    def __init__(self, name: str, linker: str, optimizer: str | None, batched: bool = False):
         self.name, self.linker, self.optimizer = name, linker, optimizer
+        self.batched = batched
 
     def prepare(self, graph: Graph, opset: int) -> Runner:
         fn = graph.function(self.linker, self.optimizer)
@@ -193,7 +196,7 @@ BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
         REFERENCE,
-        PyTensorBackend("pytensor-c", linker="cvm", optimizer=None),
+        PyTensorBackend("pytensor-c", linker="cvm", optimizer=None, batched=True),
         PyTensorBackend("pytensor-c-opt", linker="cvm", optimizer="fast_run"),
         OnnxRuntimeBackend("onnxruntime"),
         OnnxRuntimeBackend("onnxruntime-noopt", optimize=False),

@@ -11,13 +11,31 @@ from __future__ import annotations
 import json
 import platform
 import re
+import zipfile
+import zlib
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+import onnx
 
-from conformance.registry import Case
+from conformance.registry import ALL_DTYPES, Case
 from conformance.results import jsonable
+from conformance.schema import (
+    COUNT,
+    STRING,
+    Invalid,
+    Is,
+    ListOf,
+    Literal,
+    Nullable,
+    Obj,
+    Tuple,
+    ints,
+    one_line,
+    parse,
+    validate,
+)
 
 _REPRO_PY = '''\
 """Replays one conformance failure on ONNX Runtime: python repro.py (needs numpy, onnxruntime).
@@ -97,15 +115,114 @@ def write_bundle(folder: Path, outcome, *, notes=(), model=None) -> Path:
     return folder
 
 
+class BundleError(Invalid):
+    """A repro bundle's files are missing or do not describe a case that can be replayed."""
+
+
+def _json_scalars(value) -> bool:
+    """Numbers, strings, booleans, null and lists of them: what Case.params may hold once
+    lists become tuples (params must be hashable: they key the graph cache)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            return False
+    return True
+
+
+#: Upper bound only; whether the converter under test supports the opset is part of the replay.
+_OPSET = ints(1, onnx.defs.onnx_opset_version())
+META = Obj(required={
+    "row": STRING, "dtype": Literal(*ALL_DTYPES), "opset": _OPSET,
+    "backends": ListOf(STRING, min_items=1),
+    "static": ListOf(ListOf(Nullable(COUNT))),
+    "params": ListOf(Tuple(STRING, Is(_json_scalars, "a JSON value without objects"))),
+}, optional={"opset_label": STRING, "test": STRING}, expected="an object")
+
+
 def load_case(folder: Path) -> tuple[dict, Case]:
-    """The bundle's metadata and its Case, rebuilt exactly (dtypes, layout, params)."""
+    """The bundle's metadata and its Case, rebuilt exactly (dtypes, layout, params).
+
+    Raises BundleError naming the file and what is wrong with it.
+    """
     folder = Path(folder)
     meta_path = folder / "meta.json"
     if not meta_path.is_file():
-        raise FileNotFoundError(f"{folder} is not a repro bundle: it has no meta.json")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    with np.load(folder / "inputs.npz", allow_pickle=False) as data:
-        values = tuple(data[f"x{i}"] for i in range(len(data.files)))
+        raise BundleError(f"{folder} is not a repro bundle: it has no meta.json")
+    try:
+        meta = parse(meta_path.read_bytes(), str(meta_path))
+    except OSError as exc:
+        raise BundleError(f"{meta_path} cannot be read ({exc.strerror or exc})") from None
+    except Invalid as exc:
+        raise BundleError(str(exc)) from None
+    try:
+        validate(META, meta, "the top level")
+    except Invalid as exc:
+        raise BundleError(f"{meta_path}: {exc}") from None
+    values = _load_inputs(folder / "inputs.npz")
     static = tuple(tuple(s) for s in meta["static"])
+    _check_layout(folder, values, static)
     params = tuple((k, _from_json(v)) for k, v in meta["params"])
     return meta, Case(values, static, params)
+
+
+def _load_inputs(path: Path) -> tuple[np.ndarray, ...]:
+    """x0, x1, ... from an .npz file, refusing object arrays: loading one unpickles it, which
+    can run arbitrary code."""
+    if not path.is_file():
+        raise BundleError(f"{path.parent}: the bundle has no {path.name} (the case's inputs)")
+    try:
+        arrays = _read_npz(path)
+    except BundleError:
+        raise
+    # numpy reports a damaged archive, member or header with any of these
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        raise BundleError(f"{path} is not a readable .npz archive of arrays ({one_line(exc)}); "
+                          "the file is damaged or cut short") from None
+    expected = [f"x{i}" for i in range(len(arrays))]
+    if sorted(arrays) != sorted(expected):
+        raise BundleError(f"{path} holds arrays {sorted(arrays)}; expected x0, x1, ... "
+                          "(one per input, numbered from 0)")
+    for name in expected:
+        if arrays[name].dtype.name not in ALL_DTYPES:
+            raise BundleError(f"{path}: array {name!r} has dtype {arrays[name].dtype}; "
+                              f"expected one of {', '.join(ALL_DTYPES)}")
+    return tuple(arrays[name] for name in expected)
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    headers = {(1, 0): np.lib.format.read_array_header_1_0,
+               (2, 0): np.lib.format.read_array_header_2_0}
+    loaded = np.load(path, allow_pickle=False)
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise BundleError(f"{path} is a single .npy array; expected an .npz archive (np.savez)")
+    arrays = {}
+    with loaded as data:
+        for name in data.files:
+            with data.zip.open(f"{name}.npy") as member:
+                version = np.lib.format.read_magic(member)
+                if version not in headers:
+                    raise ValueError(f"member {name!r} has .npy format version {version}")
+                _, _, dtype = headers[version](member)
+            if dtype.hasobject:
+                raise BundleError(
+                    f"{path}: array {name!r} holds Python objects, stored as a pickle; "
+                    "pickles are refused because loading one can run arbitrary code "
+                    "(bundles hold plain numeric arrays)")
+            arrays[name] = data[name]
+    return arrays
+
+
+def _check_layout(folder: Path, values, static) -> None:
+    if len(static) != len(values):
+        raise BundleError(f"{folder}: meta.json static lists {len(static)} input layouts but "
+                          f"inputs.npz holds {len(values)} arrays; expected one per input")
+    for i, (value, layout) in enumerate(zip(values, static, strict=True)):
+        fits = len(layout) == value.ndim and all(
+            d is None or d == n for d, n in zip(layout, value.shape, strict=True))
+        if not fits:
+            raise BundleError(
+                f"{folder}: meta.json static[{i}]={list(layout)} does not fit x{i} of shape "
+                f"{list(value.shape)}; expected one entry per axis, null or the axis length")

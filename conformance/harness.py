@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from conformance.backends import BACKENDS, REFERENCE, Backend, ConversionFailed, Graph
 from conformance.blame import classify
+from conformance.cbatch import Batch, Member
 from conformance.oracle import Comparison, compare
 from conformance.registry import Blame, Case, Known, Row
+from conformance.strategies.canonical import canonical_cases
 
 
 @dataclass(frozen=True)
@@ -22,10 +25,16 @@ class Spec:
     opset_label: str = ""
 
     @property
-    def known(self) -> tuple:
-        """The row's recorded divergences that concern this dtype and a backend that runs."""
+    def records(self) -> tuple:
+        """The row's recorded divergences that concern this dtype and a backend that runs,
+        whether or not they hold for the installed releases (their examples always run)."""
         running = set(self.backends)
         return tuple(k for k in self.row.known_for(self.dtype) if running & set(k.backends))
+
+    @property
+    def known(self) -> tuple:
+        """The records expected to show on the installed releases."""
+        return tuple(k for k in self.records if k.active)
 
     @property
     def test_id(self) -> str:
@@ -38,6 +47,8 @@ class Verdict:
     backend: str
     comparison: Comparison
     known: Known | None = None
+    #: every record that covers the disagreement (``known`` is the first), all of them seen
+    covering: tuple[Known, ...] = ()
 
     @property
     def outcome(self) -> str:
@@ -117,12 +128,53 @@ def case_code(row: Row, case: Case) -> str:
 
 
 class Harness:
-    """Caches one ``Graph`` per (row, case layout) and runs cases on the backends."""
+    """Runs cases on the backends. Caches what a row's tests share (its graphs, their compiled
+    functions and sessions, its C batch) and drops it when a test of another row starts, so a
+    worker's memory stays flat however many rows it runs."""
 
-    def __init__(self, convert: Callable, isolated=None):
+    def __init__(self, convert: Callable, isolated=None, *, c_all_layouts: bool = False):
         self.convert = convert
         self.isolated = isolated  # an isolate.Isolated: run backends in a child process
+        self.c_all_layouts = c_all_layouts
+        self._row: str | None = None
         self._graphs: dict[tuple, Graph] = {}
+        self._canonical: dict[str, Case] | None = None
+        self._batch: Batch | None = None
+
+    def start(self, spec: Spec) -> None:
+        """Called before each test: a new row releases everything the last one built."""
+        if spec.row.name == self._row:
+            return
+        self._row = spec.row.name
+        self._graphs.clear()
+        self._canonical = None
+        self._batch = None
+        gc.collect()  # compiled functions and sessions sit in reference cycles
+
+    def canonical(self, spec: Spec) -> Case | None:
+        """The case the C backend compares for this cell (every case with --c-layouts all)."""
+        if self._canonical is None:
+            self._canonical = canonical_cases(spec.row.cases, spec.row.dtypes)
+        return self._canonical.get(spec.dtype)
+
+    def _c_batch(self, spec: Spec) -> Batch:
+        """The row's batch: at each dtype its canonical case and the examples of records that
+        name a batched backend (so that a fix upstream is still noticed there)."""
+        if self._batch is None:
+            self.canonical(spec)
+            batched = {name for name, b in BACKENDS.items() if b.batched}
+            members: dict[tuple, Member] = {}
+            for dtype in spec.row.dtypes:
+                cases = [self._canonical[dtype]] if dtype in self._canonical else []
+                cases += [k.example(dtype) for k in spec.row.known_for(dtype)
+                          if batched & set(k.backends)]
+                for case in cases:
+                    key = (dtype, case.graph_key())
+                    if key not in members:
+                        inputs, outputs = build_graph(spec.row, case)
+                        members[key] = Member(key, inputs, outputs, case.values)
+            self._batch = Batch(list(members.values()))
+        return self._batch
 
     def graph(self, spec: Spec, case: Case) -> Graph:
         key = (spec.row.name, case.graph_key())
@@ -131,36 +183,47 @@ class Harness:
             self._graphs[key] = Graph(inputs, outputs, self.convert)
         return self._graphs[key]
 
-    def _run(self, graph: Graph, backend: Backend, opset: int, values: Sequence,
-             recipe: tuple) -> object:
+    def _compares(self, backend: Backend, spec: Spec, case: Case) -> bool:
+        """Whether ``backend`` judges ``case``: a batched backend only the layouts in its
+        row's batch (canonical cases, records' examples), unless every layout was asked for."""
+        if not backend.batched or self.c_all_layouts:
+            return True
+        return (spec.dtype, case.graph_key()) in self._c_batch(spec)
+
+    def _run(self, graph: Graph, backend: Backend, spec: Spec, case: Case) -> object:
+        values = [v.copy() for v in case.values]
         try:
             if self.isolated is not None:
-                return self.isolated.run(backend.name, opset, recipe, [v.copy() for v in values])
-            return graph.runner(backend, opset)([v.copy() for v in values])
+                recipe = (spec.row.name, tuple(v.dtype.str for v in case.values), case.static,
+                          case.params)
+                return self.isolated.run(backend.name, spec.opset, recipe, values)
+            if backend.batched and not self.c_all_layouts:
+                return self._c_batch(spec).run((spec.dtype, case.graph_key()), values)
+            return graph.runner(backend, spec.opset)(values)
         # raising is an outcome to compare across backends
         except Exception as exc:  # noqa: BLE001
             return exc
 
     def run(self, spec: Spec, case: Case) -> CaseOutcome:
         graph = self.graph(spec, case)
-        recipe = (spec.row.name, tuple(v.dtype.str for v in case.values), case.static,
-                  case.params)
-        expected = self._run(graph, REFERENCE, spec.opset, case.values, recipe)
+        expected = self._run(graph, REFERENCE, spec, case)
         outcome = CaseOutcome(spec, case, expected, {}, graph=graph)
         tol = tolerance_for(spec, expected)
         description = outcome.description
         known = spec.known
         for name in spec.backends:
-            if name == REFERENCE.name:
+            backend = BACKENDS[name]
+            if name == REFERENCE.name or not self._compares(backend, spec, case):
                 continue
-            actual = self._run(graph, BACKENDS[name], spec.opset, case.values, recipe)
+            actual = self._run(graph, backend, spec, case)
             if isinstance(actual, ConversionFailed) or getattr(actual, "name", "") == (
                     "ConversionFailed"):
                 outcome.conversion_error = str(actual)
             outcome.actual[name] = actual
             cmp = compare(expected, actual, tol, backend=name, reference=REFERENCE.name,
                           case=description, values=spec.row.compare_values)
-            match = None if cmp.ok else next(
-                (k for k in known if k.covers(name, cmp.message, case)), None)
-            outcome.verdicts.append(Verdict(name, cmp, match))
+            covering = () if cmp.ok else tuple(
+                k for k in known if k.covers(name, cmp.message, case))
+            outcome.verdicts.append(Verdict(name, cmp, covering[0] if covering else None,
+                                            covering))
         return outcome

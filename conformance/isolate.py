@@ -34,12 +34,12 @@ class RemoteError(RuntimeError):
 
 def _serve(conn, converter_spec: str) -> None:
     from conformance.backends import BACKENDS
+    from conformance.converters import load
     from conformance.harness import Harness, Spec
-    from conformance.plugin import load_converter
     from conformance.registries import row_named
     from conformance.registry import Case
 
-    harness = Harness(load_converter(converter_spec))
+    harness = Harness(load(converter_spec))
     while True:
         try:
             request = conn.recv()

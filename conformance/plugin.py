@@ -3,7 +3,6 @@ merging the xdist workers' records and rendering the report at the end."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import profiles
+from conformance import compilestats, converters, profiles, pytensor_env
 from conformance.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE
 from conformance.harness import CaseOutcome, Harness, Spec
 from conformance.results import ResultsWriter, merge, write_results
@@ -50,22 +49,24 @@ def pytest_addoption(parser):
     group.addoption("--isolate-timeout", type=float, default=120.0,
                     help="seconds a backend may take per example with --isolate, including "
                          "a first compile (default: %(default)s)")
+    group.addoption("--strict-records", action="store_true",
+                    help="fail when a recorded divergence does not show, even on a release "
+                         "newer than the records were checked against (default there: a "
+                         "'fixed upstream?' warning)")
+    group.addoption("--c-layouts", default="canonical", choices=("canonical", "all"),
+                    help="layouts the batched C backend compares: one canonical layout per "
+                         "cell, compiled in one batch per row (default), or every layout drawn, "
+                         "one C module each (the nightly)")
     group.addoption("--target-error", action="store_true",
                     help="steer Hypothesis toward the largest error (in ulp) per op, dtype "
                          "and backend, so a run climbs toward the worst inputs")
 
 
 def load_converter(spec: str):
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise pytest.UsageError(f"--converter={spec!r} must look like module:callable")
     try:
-        fn = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise pytest.UsageError(f"--converter={spec!r} cannot be loaded: {exc}") from exc
-    if not callable(fn):
-        raise pytest.UsageError(f"--converter={spec!r} is not callable")
-    return fn
+        return converters.load(spec)
+    except converters.ConverterSpecError as exc:
+        raise pytest.UsageError(f"--converter={exc}") from None
 
 
 def parse_opsets(text: str) -> list[tuple[int, str]]:
@@ -113,7 +114,9 @@ class ConformanceSession:
             from conformance.isolate import Isolated
 
             isolated = Isolated(self.converter_spec, config.getoption("isolate_timeout"))
-        self.harness = Harness(load_converter(self.converter_spec), isolated)
+        self.harness = Harness(load_converter(self.converter_spec), isolated,
+                               c_all_layouts=config.getoption("c_layouts") == "all")
+        self.strict_records = config.getoption("strict_records")
         names = [b.strip() for b in config.getoption("backends").split(",") if b.strip()]
         unknown = [b for b in names if b not in BACKENDS]
         if unknown:
@@ -133,6 +136,8 @@ class ConformanceSession:
         else:
             self.run_dir = Path(workerinput["conformance_run_dir"])
             worker = workerinput["workerid"]
+        self.worker = worker
+        self._compiled = compilestats.totals()
         self.writer = ResultsWriter(self.run_dir / f"{worker}.jsonl")
         self._graphs_seen: set[tuple] = set()
         if workerinput is None:
@@ -159,17 +164,20 @@ class ConformanceSession:
             "graph_ops": self.config.getoption("graph_ops") or "all",
             "target_error": self.target_error,
             "isolate": self.config.getoption("isolate"),
+            "strict_records": self.strict_records,
+            "c_layouts": self.config.getoption("c_layouts"),
             "versions": versions(),
         }
 
     def specs(self) -> list[Spec]:
         from conformance.registries import all_rows
 
+        # row-major, so that a row's tests run one after another even without xdist
         return [
             Spec(row, dtype, opset, self.backends, label)
-            for opset, label in self.opsets
             for row in all_rows()
             for dtype in row.dtypes
+            for opset, label in self.opsets
         ]
 
     # -- recording ------------------------------------------------------------
@@ -189,7 +197,11 @@ class ConformanceSession:
         })
 
     def record_test(self, record: dict) -> None:
-        self.writer.write({"kind": "test", **record})
+        totals = compilestats.totals()
+        compiled = {k: round(totals[k] - self._compiled[k], 2) for k in totals}
+        self._compiled = totals
+        self.writer.write({"kind": "test", **record, "worker": self.worker,
+                           "compiled": compiled})
 
     def failure(self, outcome: CaseOutcome, notes) -> dict:
         from conformance.bundle import bundle_name, write_bundle
@@ -204,7 +216,11 @@ class ConformanceSession:
         bundle = write_bundle(folder, outcome, notes=notes, model=model)
         return failure_record(outcome, notes, bundle, repro_command(bundle))
 
-    def finish(self) -> Path | None:
+    def finish(self, session) -> Path | None:
+        self.writer.write({"kind": "compile", **compilestats.totals()})
+        if getattr(self.config, "workerinput", None) is None:
+            self.writer.write({"kind": "finish", "exitstatus": int(session.exitstatus),
+                               "planned": session.testscollected})
         self.writer.close()
         if self.harness.isolated is not None:
             self.harness.isolated.close()
@@ -213,13 +229,26 @@ class ConformanceSession:
         from conformance.report import render_report
 
         doc = merge(sorted(self.run_dir.glob("*.jsonl")))
+        self.run_summary = doc["run"]
         results = self.report_dir / "results.json"
         write_results(doc, results)
         return render_report(doc, self.report_dir / "conformance.html")
 
 
 def pytest_configure(config):
+    if getattr(config, "workerinput", None) is None:
+        pytensor_env.hand_down()
+    compilestats.install()
     config.pluginmanager.register(ConformanceSession(config), "conformance-session")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "load":
+        from conformance.schedule import RowAffinityScheduling
+
+        return RowAffinityScheduling(config, log)
+    return None
 
 
 def _session(config) -> ConformanceSession:
@@ -254,9 +283,55 @@ def conformance_session(request) -> ConformanceSession:
     return _session(request.config)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if call.when == "call":  # the worker's running compile totals travel with the report
+        report.user_properties.append(("conformance_compiled", compilestats.totals()))
+    return report
+
+
+def pytest_runtest_logreport(report):
+    """In the controller: a line about C compilation every half minute while it goes on, so
+    a cold first run does not look stuck."""
+    for key, totals in getattr(report, "user_properties", ()):
+        if key == "conformance_compiled":
+            _progress.update(report, totals)
+
+
+class _Progress:
+    EVERY = 30.0
+
+    def __init__(self):
+        self.per_worker: dict[str, dict] = {}
+        self.shown = (0, time.monotonic())
+        self.terminal = None
+
+    def update(self, report, totals: dict) -> None:
+        node = getattr(report, "node", None)
+        self.per_worker[node.gateway.id if node is not None else "main"] = totals
+        modules = sum(t["modules"] for t in self.per_worker.values())
+        seconds = sum(t["seconds"] for t in self.per_worker.values())
+        last, when = self.shown
+        if self.terminal is None or modules == last or time.monotonic() - when < self.EVERY:
+            return
+        self.shown = (modules, time.monotonic())
+        self.terminal.write_line(f"[conformance] compiling PyTensor C code: {modules} modules "
+                                 f"so far ({seconds:.0f} s of g++); they are cached for the "
+                                 "next run")
+
+
+_progress = _Progress()
+
+
+def pytest_sessionstart(session):
+    if getattr(session.config, "workerinput", None) is None:  # a worker's stdout is not a tty
+        _progress.terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+
+
 def pytest_sessionfinish(session):
     state = _session(session.config)
-    state.report_path = state.finish()
+    state.report_path = state.finish(session)
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -265,3 +340,11 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_sep("-", "conformance report")
         terminalreporter.write_line(f"report:  {path}")
         terminalreporter.write_line(f"results: {path.parent / 'results.json'}")
+        run = getattr(_session(config), "run_summary", {})
+        if run.get("c_modules_compiled") is not None:
+            terminalreporter.write_line(
+                f"C modules compiled: {run['c_modules_compiled']} in "
+                f"{run['compile_seconds']:.0f} s of g++ (all workers)")
+        if run.get("interrupted"):
+            terminalreporter.write_line(
+                f"interrupted: {run['tests_ran']} of {run.get('tests_planned', '?')} tests ran")

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from conformance import versions as releases
+
 
 class Blame(enum.StrEnum):
     """Who is at fault for a divergence."""
@@ -88,6 +90,10 @@ class Known:
     message) and ``when`` (a predicate on the Case), so a divergence never hides other bugs
     of the same backend. ``example`` (a dtype -> Case function) is always tried, so a fix
     upstream turns the expected failure into a strict XPASS, which fails the run.
+
+    ``versions`` (a PEP 440 requirement such as ``"onnxruntime<1.32"``) says for which
+    releases the divergence holds; outside them the record is inactive and its example must
+    pass (see conformance.versions).
     """
 
     backends: tuple[str, ...]
@@ -97,6 +103,19 @@ class Known:
     example: Callable[[str], Case] | None = None
     match: str | None = None
     when: Callable[[Case], bool] | None = None
+    versions: str | None = None
+
+    @property
+    def package(self) -> str | None:
+        """The package at fault: the one ``versions`` names, else the blame's."""
+        if self.versions is not None:
+            return releases.parse_requirement(self.versions).name
+        return releases.BLAMED_PACKAGE.get(str(self.blame))
+
+    @property
+    def active(self) -> bool:
+        """Whether the divergence is expected on the installed release."""
+        return releases.holds(self.versions)
 
     def covers(self, backend: str, message: str, case: Case) -> bool:
         if backend not in self.backends:
@@ -117,6 +136,8 @@ class Known:
                 f"Known({self.reason!r}) needs example=: a dtype -> Case function that shows "
                 "the divergence, so that a fix upstream is noticed (strict xfail)"
             )
+        if self.versions is not None:
+            releases.parse_requirement(self.versions)
 
     def applies(self, dtype: str) -> bool:
         return self.dtypes is None or dtype in self.dtypes
@@ -151,6 +172,7 @@ class Row:
         self, *, backends: Sequence[str], reason: str, blame: Blame,
         dtypes: Sequence[str] | None = None, example: Callable[[str], Case] | None = None,
         match: str | None = None, when: Callable[[Case], bool] | None = None,
+        versions: str | None = None,
     ) -> Row:
         """A copy of the row with one more strict expected failure (chainable)."""
         if isinstance(backends, str):
@@ -159,7 +181,7 @@ class Row:
         if bad:
             raise ValueError(f"Row {self.name!r}: xfail dtypes {bad} are not among {self.dtypes}")
         known = Known(tuple(backends), reason, blame, tuple(dtypes) if dtypes else None,
-                      example, match, when)
+                      example, match, when, versions)
         return dataclasses.replace(self, known=(*self.known, known))
 
     def tolerance(self, dtype: str) -> Tol:
@@ -168,6 +190,7 @@ class Row:
         return self.tol.get(dtype, DEFAULT_TOL.get(dtype, EXACT))
 
     def known_for(self, dtype: str) -> tuple[Known, ...]:
+        """The records that concern ``dtype``, active or not (see ``Known.active``)."""
         return tuple(k for k in self.known if k.applies(dtype))
 
     def test_ids(self) -> list[str]:

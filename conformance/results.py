@@ -9,7 +9,10 @@ Line records:
 - ``{"kind": "run", ...}``: run settings (written once by the controller);
 - ``{"kind": "example", "test", "backends": {name: [outcome, abs, rel, ulp]}, "classes"}``;
 - ``{"kind": "test", "test", "op", "category", "dtype", "opset", "outcome", "duration",
-  "known", "failure", "xfail_seen"}``.
+  "known", "known_inactive", "fixed_upstream", "failure", "xfail_seen"}``;
+- ``{"kind": "compile", "modules", "seconds"}``: C modules one process compiled (at its end);
+- ``{"kind": "finish", "exitstatus", "planned"}``: written by the controller when the run
+  ends, so a results file without it comes from a run that was killed.
 """
 
 from __future__ import annotations
@@ -120,6 +123,8 @@ def merge(paths, *, run: dict | None = None) -> dict:
     examples: Counter = Counter()
     kinds: dict[str, set] = defaultdict(set)
     emitted: dict[str, set] = defaultdict(set)
+    compiled: Counter = Counter()
+    finishes: list[dict] = []
     for rec in records:
         if rec.get("kind") == "example":
             tid = rec["test"]
@@ -133,6 +138,11 @@ def merge(paths, *, run: dict | None = None) -> dict:
         elif rec.get("kind") == "test":
             tests[rec["test"]] = rec
             seen[rec["test"]][rec.get("outcome", "incomplete")] += 1
+        elif rec.get("kind") == "compile":
+            compiled["modules"] += rec.get("modules", 0)
+            compiled["seconds"] += rec.get("seconds", 0.0)
+        elif rec.get("kind") == "finish":
+            finishes.append(rec)
     merged = []
     for tid in sorted(set(tests) | set(examples)):
         rec = dict(tests.get(tid) or _incomplete(tid))
@@ -148,10 +158,26 @@ def merge(paths, *, run: dict | None = None) -> dict:
     run_info.pop("kind", None)
     if len(runs) > 1:
         run_info["shards_merged"] = len(runs)
+    run_info.update(_completion(runs, finishes, len(tests)))
+    if compiled:
+        run_info["c_modules_compiled"] = compiled["modules"]
+        run_info["compile_seconds"] = round(compiled["seconds"], 1)
     doc = {"schema_version": SCHEMA_VERSION, "run": run_info, "tests": jsonable(merged)}
     if kinds:
         doc["coverage"] = coverage_of(merged)
     return doc
+
+
+def _completion(runs: list, finishes: list, ran: int) -> dict:
+    """Whether every run finished, and how many of the planned tests ran: a run without a
+    finish record was killed; one that finished with pytest's exit status 2 was interrupted."""
+    if not runs:
+        return {}
+    complete = len(finishes) >= len(runs) and all(f.get("exitstatus") != 2 for f in finishes)
+    info = {"interrupted": not complete, "tests_ran": ran}
+    if len(finishes) >= len(runs):
+        info["tests_planned"] = sum(f.get("planned", 0) for f in finishes)
+    return info
 
 
 def coverage_of(tests: list[dict]) -> dict:

@@ -2,7 +2,8 @@
 
 :func:`compute` returns the ``"trend"`` value of the results document (described in
 docs/results-schema.md): one summary per run, the tests that newly fail, newly pass or newly
-fail as a strict XPASS, the flaky ones, and the outcome history per test and per op.
+fail as a strict XPASS, the ones whose recorded divergence went away with a release
+("fixed in onnxruntime 1.32.0"), the flaky ones, and the outcome history per test and per op.
 
 A test's *status* in one run is its outcome (``passed``, ``failed``, ``xfailed``, ``error``,
 ``incomplete``), except that a failure whose message starts with ``XPASS(strict)`` (a recorded
@@ -55,8 +56,22 @@ def run_summary(doc: dict, label: str) -> dict:
     }
 
 
-def _item(test: dict, previous: str | None) -> dict:
+def _fix_note(test: dict, versions: dict) -> str:
+    """"fixed in onnxruntime 1.32.0: <reason>" when a record no longer holds for the
+    installed release (or did not show on a release newer than the records were checked on)."""
+    for rec in test.get("known_inactive") or []:
+        package = rec.get("package")
+        if package:
+            return f"fixed in {package} {versions.get(package, '?')}: {rec.get('reason', '')}"
+    for rec in test.get("fixed_upstream") or []:
+        return f"fixed upstream? in {rec.get('installed', '?')}: {rec.get('reason', '')}"
+    return ""
+
+
+def _item(test: dict, previous: str | None, versions: dict | None = None) -> dict:
     message = str((test.get("failure") or {}).get("message") or "")
+    if not message and versions is not None:
+        message = _fix_note(test, versions)
     return {"test": test["test"], "op": test.get("op", ""), "previous": previous,
             "current": status(test), "message": message.splitlines()[0] if message else ""}
 
@@ -105,7 +120,9 @@ def compute(current: dict, baselines: list[dict], labels: list[str] | None = Non
             if _conflicting(test):
                 conflicting.add(test["test"])
     trend = {"runs": [run_summary(d, lbl) for d, lbl in zip(docs, labels, strict=True)],
-             "newly_failing": [], "newly_passing": [], "newly_xpassed": [], "flaky": []}
+             "newly_failing": [], "newly_passing": [], "newly_xpassed": [], "newly_fixed": [],
+             "flaky": []}
+    versions = current.get("run", {}).get("versions") or {}
     for test in current["tests"]:
         past = history[test["test"]]
         now, before = past[-1], _previous(past)
@@ -115,6 +132,8 @@ def compute(current: dict, baselines: list[dict], labels: list[str] | None = Non
             trend["newly_failing"].append(_item(test, before))
         elif now in PASSING and before in FAILING:
             trend["newly_passing"].append(_item(test, before))
+        elif now == "passed" and before == "xfailed":
+            trend["newly_fixed"].append(_item(test, before, versions))
     for tid in sorted(history):
         if _flips(history[tid]) >= 2 or tid in conflicting:
             trend["flaky"].append({"test": tid, "op": op_of[tid], "history": history[tid],

@@ -15,6 +15,7 @@ import os
 
 import onnx
 
+from converter import _args
 from converter import ops as _ops  # noqa: F401  (registers every rule)
 from converter._core import MIN_OPSET, build_model, check, convert_op
 from converter.errors import ConversionError, UnsupportedOpError
@@ -69,30 +70,24 @@ def default_opset() -> int:
     return MIN_OPSET
 
 
-def _resolve_opset(opset: int | None) -> int:
-    if opset is None:
-        return default_opset()
-    newest = onnx.defs.onnx_opset_version()
-    if not isinstance(opset, int) or not MIN_OPSET <= opset <= newest:
-        raise ValueError(
-            f"opset={opset!r} is not supported; choose an int from {MIN_OPSET} to {newest} "
-            f"(or None for the default, {default_opset()})"
-        )
-    return opset
+def _resolve_opset(opset) -> int:
+    return _args.opset(opset, onnx.defs.onnx_opset_version(), MIN_OPSET, default_opset)
 
 
 def to_onnx(inputs, outputs, *, opset: int | None = None) -> onnx.ModelProto:
     """Convert the graph from ``inputs`` to ``outputs`` (as for ``pytensor.function``).
 
-    Input names are kept and in order; shared variables become initializers with their
-    current values; unknown dimensions stay symbolic. Raises ``UnsupportedOpError`` for an
-    Op without a rule and ``ConversionError`` for any other graph that cannot be exported.
+    Input and output names are kept verbatim and inputs in order (unnamed ones get
+    ``input0``, ``output0``, ...; two different variables with one name are refused);
+    shared variables become initializers with their current values; unknown dimensions
+    stay symbolic. Raises ``UnsupportedOpError`` for an Op without a rule and
+    ``ConversionError`` for bad arguments or any other graph that cannot be exported.
     """
-    single = not isinstance(outputs, list | tuple)
-    outputs = [outputs] if single else list(outputs)
-    if not isinstance(inputs, list | tuple):
-        raise TypeError(f"inputs must be a list or tuple of variables, got {type(inputs).__name__}")
-    return build_model(list(inputs), outputs, opset=_resolve_opset(opset))
+    inputs = _args.variables("inputs", inputs, single_ok=False)
+    outputs = _args.variables("outputs", outputs, single_ok=True)
+    if not outputs:
+        raise ConversionError("outputs is empty; an ONNX model needs at least one output")
+    return build_model(inputs, outputs, opset=_resolve_opset(opset))
 
 
 def function_to_onnx(fn, *, opset: int | None = None) -> onnx.ModelProto:
@@ -101,16 +96,23 @@ def function_to_onnx(fn, *, opset: int | None = None) -> onnx.ModelProto:
     Implicit (shared-variable) inputs become initializers holding the function's current
     values. Functions with updates are refused: ONNX models have no state to update.
     """
+    opset = _resolve_opset(opset)
     inputs, outputs = function_graph(fn)
-    return build_model(inputs, outputs, opset=_resolve_opset(opset))
+    if not outputs:
+        raise ConversionError("fn has no outputs; an ONNX model needs at least one output")
+    return build_model(inputs, outputs, opset=opset)
 
 
 def function_graph(fn) -> tuple[list, list]:
     """The explicit inputs and the outputs of a compiled function's optimized graph, with
     implicit (shared-variable) inputs replaced by constants holding their current values."""
-    maker = getattr(fn, "maker", None)
-    if maker is None:
-        raise TypeError(f"expected a compiled pytensor.function, got {type(fn).__name__}")
+    from pytensor.compile import Function
+
+    if not isinstance(fn, Function):
+        raise ConversionError(
+            f"fn is {_args.given(fn)}; expected a compiled pytensor.function (the result of "
+            "pytensor.function(inputs, outputs)); for a symbolic graph use converter.to_onnx")
+    maker = fn.maker
     fgraph = maker.fgraph
     if getattr(fgraph, "update_mapping", None):
         raise ConversionError(
@@ -130,10 +132,28 @@ def function_graph(fn) -> tuple[list, list]:
         from pytensor.graph.replace import clone_replace
 
         outputs = clone_replace(outputs, replace=replacements)
-    return explicit, outputs
+    return explicit, _unshared_names(explicit, outputs)
+
+
+def _unshared_names(inputs: list, outputs: list) -> list:
+    """``outputs``, where the copies PyTensor makes of a named output (``fn([x], [y, y])``
+    returns two variables named y) are replaced by unnamed clones, which get generated
+    names; the compiled function's own graph is left untouched."""
+    taken = {v.name for v in inputs if isinstance(v.name, str)}
+    fixed = []
+    for var in outputs:
+        if isinstance(var.name, str) and var.name in taken and var.owner is not None:
+            var = var.owner.clone().outputs[var.index]
+            var.name = None
+        elif isinstance(var.name, str):
+            taken.add(var.name)
+        fixed.append(var)
+    return fixed
 
 
 def save(model: onnx.ModelProto, path: str | os.PathLike) -> None:
     """Write ``model`` to ``path`` (after checking it again)."""
+    model = _args.model(model)
+    target = _args.path(path)
     check(model)
-    onnx.save_model(model, os.fspath(path))
+    onnx.save_model(model, str(target))

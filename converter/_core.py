@@ -14,16 +14,33 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from converter import _args
 from converter.errors import ConversionError, UnsupportedOpError
 
 #: Oldest opset the rules are written for (Reduce* take ``axes`` as an input from 18 on).
 MIN_OPSET = 18
 
 
+#: ONNX has complex element types, but ONNX Runtime and the reference evaluator implement
+#: almost no operator on them, so a model holding one would not run: refused up front.
+NO_COMPLEX = ("the converter handles bool, (u)int8-64 and float16/32/64 tensors; complex "
+              "numbers have almost no ONNX Runtime kernels, so split them into real and "
+              "imaginary parts before export")
+
+
+COMPLEX_DTYPES = frozenset({"complex64", "complex128"})
+
+
 def onnx_dtype(dtype) -> int:
     """The ONNX element type for a numpy/PyTensor dtype name."""
     try:
-        return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        np_dtype = np.dtype(dtype)
+    except TypeError as exc:
+        raise ConversionError(f"dtype {dtype!r} has no ONNX equivalent") from exc
+    if np_dtype.kind == "c":
+        raise ConversionError(f"dtype {np_dtype.name} is not supported: {NO_COMPLEX}")
+    try:
+        return helper.np_dtype_to_tensor_dtype(np_dtype)
     except (KeyError, TypeError) as exc:
         raise ConversionError(f"dtype {dtype!r} has no ONNX equivalent") from exc
 
@@ -48,7 +65,14 @@ class Context:
         self._const_cache: dict[tuple, str] = {}
 
     # -- naming ---------------------------------------------------------------
+    def reserve(self, name: str) -> str:
+        """Take ``name`` verbatim (a graph input or output name chosen by the caller)."""
+        self._used.add(name)
+        return name
+
     def fresh(self, hint: str = "t") -> str:
+        if not isinstance(hint, str):  # a constant or shared variable may carry any name
+            hint = "t"
         base = "".join(c if c.isalnum() or c in "_." else "_" for c in hint) or "t"
         name = base
         while name in self._used:
@@ -124,6 +148,25 @@ def _check_variable_type(var, role: str) -> None:
             "(TensorType) can cross the ONNX boundary: sparse, random generator, slice and "
             "typed-list variables are not supported"
         )
+    if var.type.dtype in COMPLEX_DTYPES:
+        raise ConversionError(f"{role} {var} has dtype {var.type.dtype}: {NO_COMPLEX}")
+
+
+def _check_node_types(node) -> None:
+    """Refuse an Op working on complex tensors before a rule emits nodes ONNX cannot run.
+    Only outputs and root inputs (constants) are looked at: any other input is the output
+    of a node checked before. (Runs once per node, so it is kept to plain loops.)"""
+    for var in node.outputs:
+        if getattr(var.type, "dtype", None) in COMPLEX_DTYPES:
+            _refuse_complex(node, var)
+    for var in node.inputs:
+        if var.owner is None and getattr(var.type, "dtype", None) in COMPLEX_DTYPES:
+            _refuse_complex(node, var)
+
+
+def _refuse_complex(node, var):
+    raise UnsupportedOpError(node.op, [i.type for i in node.inputs],
+                             f"{var.type.dtype} tensors: {NO_COMPLEX}")
 
 
 def _validate_io(inputs, outputs) -> None:
@@ -169,14 +212,20 @@ def build_model(inputs, outputs, *, opset: int, graph_name: str = "pytensor") ->
 
     inputs, outputs = list(inputs), list(outputs)
     _validate_io(inputs, outputs)
+    input_names, output_names = _args.io_names(inputs, outputs)
     ctx = Context(opset)
+    # the caller's names are taken first so that no generated name can push one aside
+    for name in (*input_names, *output_names):
+        if name is not None:
+            ctx.reserve(name)
     input_infos = []
-    for i, var in enumerate(inputs):
-        name = ctx.fresh(var.name or f"input{i}")
+    for i, (var, name) in enumerate(zip(inputs, input_names, strict=True)):
+        name = name or ctx.fresh(f"input{i}")
         ctx.bind(var, name)
         input_infos.append(_value_info(name, var, symbolic=True))
 
     for node in _toposort(inputs, outputs):
+        _check_node_types(node)
         for var in node.inputs:
             if isinstance(var, SharedVariable) and var not in ctx._names:
                 _check_variable_type(var, "shared variable")
@@ -192,12 +241,12 @@ def build_model(inputs, outputs, *, opset: int, graph_name: str = "pytensor") ->
             ctx.bind(var, name)
 
     output_infos = []
-    for i, var in enumerate(outputs):
+    for i, (var, name) in enumerate(zip(outputs, output_names, strict=True)):
         if isinstance(var, SharedVariable) and var not in ctx._names:
             ctx.bind(var, ctx.constant(var.get_value(borrow=True), dtype=var.type.dtype))
         source = ctx.name_of(var)
         # ONNX outputs must be distinct node outputs, never graph inputs or initializers.
-        name = ctx.fresh(var.name or f"output{i}")
+        name = name or ctx.fresh(var.name or f"output{i}")
         ctx.nodes.append(helper.make_node("Identity", [source], [name]))
         output_infos.append(_value_info(name, var, symbolic=False))
 

@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = "conformance/test_conformance.py"
 
 
-def conformance(*args, tmp_path: Path, converter="converter:to_onnx"):
+def conformance(*args, tmp_path: Path, converter="converter:to_onnx", env=None):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'tests'}{os.pathsep}{ROOT}",
-               CONFORMANCE_PROFILE="ci")
+               CONFORMANCE_PROFILE="ci", **(env or {}))
     cmd = [sys.executable, "-m", "pytest", "-p", "no:randomly",
            "--report-dir", str(tmp_path), "--converter", converter, *args]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

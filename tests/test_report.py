@@ -210,3 +210,11 @@ def test_merge_histograms_each_backends_errors_by_decade(tmp_path):
     assert test["outcomes_seen"] == {"passed": 1, "failed": 1}
     assert [error_bin(v) for v in (None, 0, 1e-7, 9.9e-7, 1, 12, "inf")] == [
         None, "0", "1e-7", "1e-7", "1e0", "1e1", "inf"]
+
+
+def test_the_smallest_subnormal_error_and_an_infinite_speed_still_render(tmp_path):
+    from conformance.report import svg
+
+    assert svg.bin_range(["1e-324", "1e-322"]) == ["1e-324", "1e-323", "1e-322"]
+    assert svg.dot_plot([("exp", {"onnxruntime": float("inf"), "pytensor-c": 2.0})],
+                        ["onnxruntime", "pytensor-c"]).count("<circle") == 1

@@ -103,11 +103,6 @@ C_INT_MIN_NEGATED = {
     "match": "exact match required", "when": has_int_min,
     "example": lambda d: fixed(np.iinfo(d).min, 3)(d),
 }
-NO_FLOAT16_XLOGY = {
-    "backends": ONNX_BACKENDS, "dtypes": ("float16",), "blame": Blame.PYTENSOR,
-    "reason": "PyTensor raises NotImplementedError for xlogy's inner graph on float16",
-    "match": "NotImplementedError",
-}
 OVERFLOWS_IN_PYTHON = {
     "backends": ("pytensor-c", *ONNX_BACKENDS), "dtypes": dtypes.INTS, "blame": Blame.PYTENSOR,
     "reason": "Python linker runs Composite on Python ints: OverflowError where C wraps",
@@ -242,13 +237,10 @@ ROWS = [
            reason="integer Pow goes through double: inexact above 2**53, saturates on overflow",
            match="exact match required", when=power_leaves("ort"), example=fixed(3, 41)),
     Row("pow_negative_base", pt.pow, elemwise(NEGATIVE, Domain(integral=True)), FLOATS),
-    Row("xlogx", quiet("xlogx"), elemwise(ANY), ALL)
-    .xfail(**NO_FLOAT16_XLOGY, example=fixed(0.5)),
-    Row("xlogy0", quiet("xlogy0"), elemwise(ANY, ANY), ALL)
-    .xfail(**NO_FLOAT16_XLOGY, example=fixed(0.5, 0.5)),
+    Row("xlogx", quiet("xlogx"), elemwise(ANY), ALL),
+    Row("xlogy0", quiet("xlogy0"), elemwise(ANY, ANY), ALL),
     # pytensor.tensor.special.xlogy/xlog1py exist from PyTensor 3 on
     *(Row(name, getattr(special, name), elemwise(ANY, ANY), ALL)
-      .xfail(**NO_FLOAT16_XLOGY, example=fixed(0.5, 0.5))
       for name in ("xlogy", "xlog1py") if hasattr(special, name)),
     Row("composite", composite, elemwise(ANY, ANY), NUMERIC).xfail(**OVERFLOWS_IN_PYTHON)
     .xfail(**no_ort_kernel("Where", ("int16", "uint16", "uint64"), fixed(1, 0)))

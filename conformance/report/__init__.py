@@ -62,6 +62,7 @@ def context(doc: dict) -> dict:
         "coverage": sections.coverage(doc, rows),
         "speed": sections.speed(doc, backends),
         "trend": sections.trend(doc, rows),
+        "records": sections.records(doc),
     }
 
 

@@ -162,3 +162,26 @@ def trend(doc: dict, rows: list[dict]) -> dict | None:
         "steady": [op for op in ops if op not in changed],
         "svg": svg.line_chart((r.get("label", "?"), r.get("pass_rate")) for r in runs),
     }
+
+
+def records(doc: dict) -> dict | None:
+    """Recorded divergences whose standing depends on the installed releases: those that did
+    not show on a release newer than the records were checked against ("fixed upstream?") and
+    those that a ``versions`` bound switched off (they ran as ordinary checks)."""
+    fixed: dict[tuple, list[str]] = defaultdict(list)
+    inactive: dict[tuple, list[str]] = defaultdict(list)
+    for test in doc["tests"]:
+        for rec in test.get("fixed_upstream") or []:
+            fixed[(rec.get("installed", "?"), rec.get("blame", ""), rec.get("reason", ""))] \
+                .append(test["test"])
+        for rec in test.get("known_inactive") or []:
+            inactive[(rec.get("versions") or "", rec.get("blame", ""), rec.get("reason", ""))] \
+                .append(test["test"])
+    if not fixed and not inactive:
+        return None
+
+    def listing(found):
+        return [{"what": k[0], "blame": k[1], "reason": k[2], "tests": sorted(v)}
+                for k, v in sorted(found.items())]
+
+    return {"fixed": listing(fixed), "inactive": listing(inactive)}

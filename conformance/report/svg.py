@@ -24,8 +24,9 @@ def bin_order(label: str) -> float:
         return -math.inf
     if label == "nan":
         return math.inf
-    value = float(label)
-    return 1e300 if math.isinf(value) else math.log10(value)
+    if label == "inf":
+        return 1e300
+    return float(label.partition("e")[2])  # "1e-324" is a decade too, though 1e-324 == 0.0
 
 
 def bin_range(labels) -> list[str]:
@@ -136,7 +137,7 @@ def line_chart(points, *, width_per_point: int = 110) -> Markup:
 
 def dot_plot(rows, backends, *, width_label: int = 190) -> Markup:
     """One row per ``(label, {backend: microseconds})``, one dot per backend, log x axis."""
-    values = [v for _, d in rows for v in d.values() if v and v > 0]
+    values = [v for _, d in rows for v in d.values() if v and 0 < v < math.inf]
     if not values:
         return Markup("")
     lo = math.floor(math.log10(min(values)))
@@ -161,7 +162,7 @@ def dot_plot(rows, backends, *, width_label: int = 190) -> Markup:
         parts.append(_text(width_label - 8, y + 4, label, "end", limit=width_label // 7))
         for j, backend in enumerate(backends):
             v = by_backend.get(backend)
-            if v and v > 0:
+            if v and 0 < v < math.inf:
                 tip = f"{label} on {backend}: {v:.3g} µs"
                 parts.append(f'<circle cx="{px(v):.1f}" cy="{y:.1f}" r="4" fill="{color(j)}" '
                              f'fill-opacity="0.85"><title>{escape(tip)}</title></circle>')

@@ -1,0 +1,59 @@
+"""xdist scheduling that keeps a registry row on one worker, the same one run after run.
+
+A row's tests (its dtypes and opsets) share graphs, compiled functions and one batch of C code
+(conformance.cbatch), so they go to one worker as one unit. Each unit has a home worker, fixed
+by a balanced split of the collected units that depends only on the collection and the number of
+workers; with a compile directory per worker (conformance.pytensor_env) a warm run finds each
+row's modules where they were compiled. A worker that runs out of home units takes units from
+the back of the queue, so an uneven split costs no wall time.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import OrderedDict
+
+from xdist.scheduler import LoadScopeScheduling
+
+_ROW = re.compile(r"::test_op\[([A-Za-z0-9_]+)\[")
+
+
+def row_scope(nodeid: str) -> str:
+    """The registry row of a conformance test id; other tests are their own scope."""
+    found = _ROW.search(nodeid)
+    return f"row:{found.group(1)}" if found else nodeid
+
+
+class RowAffinityScheduling(LoadScopeScheduling):
+    """``--dist load`` for the conformance run: one work unit per row, each with a home worker."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return row_scope(nodeid)
+
+    def _homes(self) -> dict[str, int]:
+        """Unit -> worker index: largest units first onto the least loaded worker, ties broken
+        by a stable hash, so the split is the same for the same collection."""
+        if getattr(self, "_home_of", None) is None:
+            loads = [0] * len(self.nodes)
+            units = sorted(self.workqueue.items(),
+                           key=lambda kv: (-len(kv[1]), zlib.crc32(kv[0].encode())))
+            self._home_of = {}
+            for scope, tests in units:
+                index = min(range(len(loads)), key=lambda i: (loads[i], i))
+                self._home_of[scope] = index
+                loads[index] += len(tests)
+        return self._home_of
+
+    def _assign_work_unit(self, node) -> None:
+        homes = self._homes()
+        workers = sorted(self.nodes, key=lambda n: int(re.sub(r"\D", "", n.gateway.id) or 0))
+        index = workers.index(node) if node in workers else 0
+        own = [s for s in self.workqueue if homes.get(s, index) == index]
+        # with none of its own left, it steals from the back: home workers start at the front
+        scope = own[0] if own else next(reversed(self.workqueue))
+        work_unit = self.workqueue.pop(scope)
+        self.assigned_work.setdefault(node, OrderedDict())[scope] = work_unit
+        collection = self.registered_collections[node]
+        node.send_runtest_some(
+            [collection.index(nodeid) for nodeid, done in work_unit.items() if not done])

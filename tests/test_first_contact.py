@@ -1,0 +1,101 @@
+"""What a newcomer meets: rows stay on one worker with a compile directory of its own, pytest's
+--lf works, an interrupted run says so, and the run states what it compiled."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_end_to_end import ROOT, TESTS, conformance
+
+from conformance.registries import CATEGORIES, row_named
+from conformance.schedule import row_scope
+
+
+def results(folder: Path) -> dict:
+    return json.loads((folder / "results.json").read_text())
+
+
+def test_the_cold_start_benchmark_takes_a_row_of_every_category():
+    rows = runpy.run_path(str(ROOT / "benchmarks" / "cold_start.py"))["ROWS"]
+    assert sorted({row_named(r).category for r in rows}) == sorted(CATEGORIES)
+
+
+def test_a_row_is_one_scheduling_unit():
+    assert row_scope(f"{TESTS}::test_op[add[int8-opset18]]") == "row:add"
+    assert row_scope(f"{TESTS}::test_op[add_variadic[int8]]") == "row:add_variadic"
+    assert row_scope("tests/test_x.py::test_y") == "tests/test_x.py::test_y"
+
+
+def test_rows_stay_on_their_worker_each_with_its_own_compile_directory(tmp_path):
+    base = tmp_path / "compiled"
+    env_flags = {"PYTENSOR_FLAGS": f"base_compiledir={base}"}
+    select = [f"{TESTS}::test_op[{row}[{dtype}{opset}]]" for row in ("neg", "abs", "sqr", "sign")
+              for dtype in ("int8", "float32") for opset in ("", "-opset18")]
+    select += ["--opsets", "default,min", "-n", "2"]
+    workers = []
+    for run in ("first", "second"):
+        proc = conformance(*select, tmp_path=tmp_path / run, env=env_flags)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        doc = results(tmp_path / run)
+        by_row: dict[str, set] = {}
+        for test in doc["tests"]:
+            by_row.setdefault(test["op"], set()).add(test["worker"])
+        assert all(len(w) == 1 for w in by_row.values()), by_row
+        workers.append(by_row)
+        assert doc["run"]["interrupted"] is False
+        assert doc["run"]["tests_ran"] == doc["run"]["tests_planned"] == len(doc["tests"])
+    assert workers[0] == workers[1]  # the same home worker: a warm run finds its modules
+    dirs = {p.name for p in base.rglob("xdist-gw*")}
+    assert dirs == {"xdist-gw0", "xdist-gw1"}
+    first, second = (results(tmp_path / r)["run"] for r in ("first", "second"))
+    assert first["c_modules_compiled"] > 0 and second["c_modules_compiled"] == 0
+
+
+def test_last_failed_reruns_only_the_failures(tmp_path):
+    select = [f"{TESTS}::test_op[exp[float64]]", f"{TESTS}::test_op[neg[float64]]",
+              "--opsets", "default", "-n", "0", "-o", f"cache_dir={tmp_path / 'cache'}"]
+    broken = "broken_converter:to_onnx"
+    first = conformance(*select, tmp_path=tmp_path / "first", converter=broken)
+    outcomes = {t["test"]: t["outcome"] for t in results(tmp_path / "first")["tests"]}
+    assert outcomes == {"exp[float64]": "failed", "neg[float64]": "passed"}, first.stdout[-3000:]
+    again = conformance(*select, "--lf", tmp_path=tmp_path / "again", converter=broken)
+    assert again.returncode == 1
+    rerun = [t["test"] for t in results(tmp_path / "again")["tests"]]
+    assert rerun == ["exp[float64]"], again.stdout[-1500:]
+    assert "1 deselected" in again.stdout
+
+
+def test_an_interrupted_run_leaves_a_report_that_says_so(tmp_path):
+    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'tests'}{os.pathsep}{ROOT}",
+               CONFORMANCE_PROFILE="ci")
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-n", "0", "-q",
+           "--report-dir", str(tmp_path), "-k", "float64", "--opsets", "default", TESTS]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # wait until some tests have finished
+        done = [line for f in tmp_path.glob(".runs/*/*.jsonl")
+                for line in f.read_text().splitlines() if '"kind": "test"' in line]
+        if len(done) >= 3:
+            break
+        time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("no test finished within 300 s")
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 2, out[-3000:]
+    run = results(tmp_path)["run"]
+    assert run["interrupted"] is True
+    assert 3 <= run["tests_ran"] < run["tests_planned"]
+    assert f"interrupted: {run['tests_ran']} of {run['tests_planned']} tests ran" in out
+    html = (tmp_path / "conformance.html").read_text()
+    assert f"{run['tests_ran']} of {run['tests_planned']} tests ran" in html
