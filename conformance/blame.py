@@ -15,7 +15,9 @@ def classify(failed: Collection[str], ran: Collection[str], *,
              conversion_failed: bool = False) -> Blame:
     """Blame for one case, given the backends that disagreed with pytensor-py.
 
-    - every backend disagrees: the reference itself is the odd one out (pytensor);
+    - every backend disagrees, PyTensor's C among them: the reference itself is the odd one
+      out (pytensor); without a PyTensor backend beside it (the batched C backend judges
+      only canonical layouts) nothing says so, and the rules below apply;
     - only PyTensor's own backends disagree (the C linker, or its rewrites): pytensor;
     - every ONNX backend on the plain conversion disagrees while PyTensor agrees with
       itself: the converter (or a semantic gap it must bridge);
@@ -29,7 +31,7 @@ def classify(failed: Collection[str], ran: Collection[str], *,
         return Blame.CONVERTER
     if not failed:
         raise ValueError("classify() needs at least one failed backend")
-    if len(ran) > 1 and failed >= ran:
+    if len(ran) > 1 and failed >= ran and ran & PYTENSOR_SIDE:
         return Blame.PYTENSOR
     onnx_plain = (ORT_PLAIN | {"onnx-reference"}) & ran
     rewrite_bug = "pytensor-c-opt" in failed and failed <= PYTENSOR_SIDE | {REWRITTEN}

@@ -35,3 +35,9 @@ def test_a_conversion_failure_is_the_converters():
 def test_blame_needs_a_failure():
     with pytest.raises(ValueError, match="at least one failed backend"):
         classify([], RAN)
+
+
+def test_without_a_pytensor_backend_beside_it_the_reference_is_not_presumed_wrong():
+    onnx = {"onnxruntime", "onnx-reference"}
+    assert classify(onnx, onnx) == Blame.CONVERTER
+    assert classify(onnx | {"pytensor-c"}, onnx | {"pytensor-c"}) == Blame.PYTENSOR

@@ -12,7 +12,7 @@ from pytensor.compile.mode import Mode
 from conformance import cbatch
 from conformance.harness import Harness, Spec
 from conformance.registries import row_named
-from conformance.strategies.canonical import canonical_cases, draws
+from conformance.strategies.canonical import DRAWS, canonical_cases, draws
 
 
 def cvm(inputs, outputs, values):
@@ -81,7 +81,7 @@ def test_canonical_cases_are_deterministic_and_cover_several_layouts():
     assert {d: c.graph_key() for d, c in first.items()} == \
         {d: c.graph_key() for d, c in again.items()}
     assert len({c.static for c in first.values()}) >= 3
-    assert len(draws(row.cases("float64"))) == 10
+    assert len(draws(row.cases("float64"))) == DRAWS
 
 
 def test_c_judges_only_the_batched_layouts_and_the_records_examples():
