@@ -151,7 +151,7 @@ def _result_paths(args) -> list[Path]:
 def _report(args) -> int:
     from conformance import inputs, trend
     from conformance.report import render_report
-    from conformance.results import write_results
+    from conformance.results import DuplicateShard, write_results
 
     paths = _result_paths(args)
 
@@ -164,7 +164,7 @@ def _report(args) -> int:
         else:
             doc = inputs.merge_files(paths, warn)
         baselines = [inputs.load_any(Path(name), warn) for name in args.baseline]
-    except Invalid as exc:
+    except (Invalid, DuplicateShard) as exc:
         print(f"conformance report: {exc}", file=sys.stderr)
         return 1
     if baselines:

@@ -4,6 +4,7 @@ merging the xdist workers' records and rendering the report at the end."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import zlib
@@ -196,6 +197,22 @@ class ConformanceSession:
             },
         })
 
+    def record_crash(self, nodeid: str, worker: str, detail: str) -> None:
+        """In the controller: a test whose worker died has no record of its own; without
+        this one it would be missing from the results while pytest counts it failed."""
+        from conformance.registries import row_named
+
+        found = re.search(r"\[(([A-Za-z0-9_]+)\[([a-z0-9]+)[^\]]*\])\]$", nodeid)
+        if found is None:
+            return
+        tid, op, dtype = found.groups()
+        self.writer.write({
+            "kind": "test", "test": tid, "op": op, "category": row_named(op).category,
+            "dtype": dtype, "outcome": "failed", "known": [], "worker": worker,
+            "failure": {"message": f"the worker process crashed while running {tid} "
+                                   f"({detail}); rerun with --isolate to record the input",
+                        "blame": "unknown"}})
+
     def record_test(self, record: dict) -> None:
         totals = compilestats.totals()
         compiled = {k: round(totals[k] - self._compiled[k], 2) for k in totals}
@@ -239,7 +256,10 @@ def pytest_configure(config):
     if getattr(config, "workerinput", None) is None:
         pytensor_env.hand_down()
     compilestats.install()
-    config.pluginmanager.register(ConformanceSession(config), "conformance-session")
+    session = ConformanceSession(config)
+    config.pluginmanager.register(session, "conformance-session")
+    if getattr(config, "workerinput", None) is None:
+        _controller["session"] = session
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -253,6 +273,16 @@ def pytest_xdist_make_scheduler(config, log):
 
 def _session(config) -> ConformanceSession:
     return config.pluginmanager.get_plugin("conformance-session")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    node = getattr(report, "node", None)
+    detail = str(report.longrepr).strip().splitlines()[0] if report.longrepr else "no message"
+    _controller["session"].record_crash(crashitem, node.gateway.id if node else "?", detail)
+
+
+_controller: dict = {}
 
 
 @pytest.hookimpl(optionalhook=True)

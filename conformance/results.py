@@ -154,6 +154,12 @@ def merge(paths, *, run: dict | None = None) -> dict:
         rec["op_kinds"] = sorted(kinds[tid])
         rec["onnx_ops"] = sorted(emitted[tid])
         merged.append(rec)
+    shards = Counter(str(r.get("shard", "1/1")) for r in runs)
+    twice = sorted(s for s, n in shards.items() if n > 1)
+    if twice and run is None:
+        raise DuplicateShard(
+            f"{len(runs)} runs to merge, but shard {', '.join(twice)} comes from more than one "
+            "of them: merging them would count every test twice; give one run folder per shard")
     run_info = dict(run or (runs[0] if runs else {}))
     run_info.pop("kind", None)
     if len(runs) > 1:
@@ -166,6 +172,10 @@ def merge(paths, *, run: dict | None = None) -> dict:
     if kinds:
         doc["coverage"] = coverage_of(merged)
     return doc
+
+
+class DuplicateShard(ValueError):
+    """Two runs of the same shard were given to one merge."""
 
 
 def _completion(runs: list, finishes: list, ran: int) -> dict:

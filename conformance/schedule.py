@@ -57,3 +57,21 @@ class RowAffinityScheduling(LoadScopeScheduling):
         collection = self.registered_collections[node]
         node.send_runtest_some(
             [collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
+
+    def remove_node(self, node) -> str | None:
+        """A crashed worker's unfinished tests go back to the queue, except the one it was
+        running: xdist reports that one as crashed, and running it again would crash again
+        (LoadScopeScheduling puts it back too, so a crashing test loops through workers)."""
+        workload = self.assigned_work.pop(node)
+        pending = [(scope, nodeid) for scope, unit in workload.items()
+                   for nodeid, done in unit.items() if not done]
+        if not pending:
+            return None
+        scope, crashitem = pending[0]
+        workload[scope][crashitem] = True
+        for scope, unit in workload.items():
+            if not all(unit.values()):
+                self.workqueue[scope] = unit
+        for other in self.assigned_work:
+            self._reschedule(other)
+        return crashitem

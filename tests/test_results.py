@@ -59,3 +59,26 @@ def test_jsonable_handles_numpy_and_non_finite():
     import numpy as np
 
     assert jsonable({"a": np.array([1.0, np.inf]), "b": np.int8(3)}) == {"a": [1.0, "inf"], "b": 3}
+
+
+def test_two_runs_of_one_shard_are_not_merged_as_two_shards(tmp_path):
+    from conformance.results import DuplicateShard
+
+    for run, shard in (("a", "1/2"), ("b", "2/2"), ("c", "1/2")):
+        writer = ResultsWriter(tmp_path / run / "main.jsonl")
+        writer.write({"kind": "run", "shard": shard})
+        writer.write({"kind": "finish", "exitstatus": 0, "planned": 0})
+        writer.close()
+    two = merge([tmp_path / "a" / "main.jsonl", tmp_path / "b" / "main.jsonl"])
+    assert two["run"]["shards_merged"] == 2 and two["run"]["interrupted"] is False
+    with pytest.raises(DuplicateShard, match="shard 1/2 comes from more than one"):
+        merge([tmp_path / r / "main.jsonl" for r in "abc"])
+
+
+def test_a_run_without_its_finish_record_counts_as_interrupted(tmp_path):
+    writer = ResultsWriter(tmp_path / "main.jsonl")
+    writer.write({"kind": "run"})
+    writer.write({"kind": "test", "test": "exp[float32]", "outcome": "passed"})
+    writer.close()
+    run = merge([tmp_path / "main.jsonl"])["run"]
+    assert run["interrupted"] is True and run["tests_ran"] == 1 and "tests_planned" not in run

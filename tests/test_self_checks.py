@@ -81,3 +81,16 @@ def test_a_bundle_replays_in_a_fresh_clone(tmp_path):
     assert still.returncode == 1 and "blame: converter" in still.stdout, still.stdout
     gone = subprocess.run(replay, cwd=clone, env=env, capture_output=True, text=True)
     assert gone.returncode == 0 and "the failure is gone" in gone.stdout, gone.stdout
+
+
+def test_without_isolate_a_crashed_worker_still_counts_in_results_and_report(tmp_path):
+    proc = conformance(f"{TEST}[exp[float64]]", f"{TEST}[eq[bool]]", "-n", "2",
+                       tmp_path=tmp_path, converter="crash_injector:to_onnx")
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    outcomes = {t["test"]: t["outcome"] for t in doc["tests"]}
+    assert outcomes == {"exp[float64]": "failed", "eq[bool]": "passed"}, outcomes
+    crashed = next(t for t in doc["tests"] if t["test"] == "exp[float64]")
+    assert "worker process crashed" in crashed["failure"]["message"]
+    assert "1 failed, 1 passed" in proc.stdout
+    assert "worker process crashed" in (tmp_path / "conformance.html").read_text()
