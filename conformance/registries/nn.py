@@ -107,7 +107,11 @@ ROWS = [
         axis_cases(layouts=SOFTMAX_LAYOUTS), NUMERIC, tol=SOFTMAX_TOL)
     .xfail(**no_ort_kernel("ReduceMax", ("uint32", "uint64"), fixed([1, 2], params=[("axis", -1)])))
     .xfail(**EMPTY_AXIS, example=fixed([], params=[("axis", -1)])).xfail(**ZERO_D_FOLD)
-    .xfail(**INT64_MAX_ROUNDS),
+    .xfail(**INT64_MAX_ROUNDS)
+    .xfail(backends=ONNX_BACKENDS, dtypes=dtypes.INTS, blame=Blame.PYTENSOR, versions="pytensor<3",
+           reason="PyTensor 2.38's Softmax declares an integer output for integer input but "
+                  "returns floats, so the converter refuses it",
+           match="UnsupportedOpError", example=fixed([1, 2], params=[("axis", -1)])),
     # Integer inputs convert too, but PyTensor's own C backend takes minutes on the first
     # int8 LogSoftmax call (its inner graph compiles in the default mode), so floats only.
     Row("log_softmax", lambda x, axis: log_softmax(x, axis=axis),

@@ -49,6 +49,9 @@ def _softmax_family(op, ctx: Context, node, onnx_op: str):
     dtype, out = var.type.dtype, node.outputs[0].type.dtype
     if dtype == "bool":
         raise UnsupportedOpError(op, [var.type], "PyTensor cannot subtract bools")
+    if np.dtype(out).kind != "f":
+        raise UnsupportedOpError(op, [var.type], f"PyTensor < 3 types this softmax's output as "
+                                 f"{out} but computes floats; cast the input to a float first")
     axes = _axes(op, var.type.ndim)
     x = ctx.name_of(var)
     if len(axes) == 1 and dtype == out:
