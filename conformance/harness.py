@@ -152,7 +152,8 @@ class Harness:
         gc.collect()  # compiled functions and sessions sit in reference cycles
 
     def canonical(self, spec: Spec) -> Case | None:
-        """The case the C backend compares for this cell (every case with --c-layouts all)."""
+        """This cell's canonical case: an explicit example on every backend, and (unless
+        --c-layouts all) the one layout the batched C backend judges besides records' examples."""
         if self._canonical is None:
             self._canonical = canonical_cases(spec.row.cases, spec.row.dtypes)
         return self._canonical.get(spec.dtype)
