@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import compilestats, converters, profiles, pytensor_env
+from conformance import compilestats, converters, interrupt, profiles, pytensor_env
 from conformance.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE
 from conformance.harness import CaseOutcome, Harness, Spec
 from conformance.results import ResultsWriter, merge, write_results
@@ -256,6 +256,7 @@ def pytest_configure(config):
     if getattr(config, "workerinput", None) is None:
         pytensor_env.hand_down()
     compilestats.install()
+    interrupt.install()
     session = ConformanceSession(config)
     config.pluginmanager.register(session, "conformance-session")
     if getattr(config, "workerinput", None) is None:
@@ -311,6 +312,10 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def conformance_session(request) -> ConformanceSession:
     return _session(request.config)
+
+
+def pytest_runtest_setup(item):
+    interrupt.check()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings, target
 
+from conformance import interrupt
 from conformance import versions as releases
 from conformance.harness import CaseOutcome, Harness, Spec, case_code
 from conformance.registry import Known
@@ -67,6 +68,7 @@ def check(spec: Spec, harness: Harness, session) -> dict:
 
     @given(case=spec.row.cases(spec.dtype))
     def prop(case):
+        interrupt.check()
         outcome = harness.run(spec, case)
         session.record_example(spec, outcome)
         if session.target_error:
