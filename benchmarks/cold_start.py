@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 #: One row of each registry category, every dtype each has (tests: ROWS covers CATEGORIES).
 ROWS = ("add", "exp", "sum", "softmax", "dimshuffle", "alloc", "subtensor", "dot", "repeat",
-        "random_graph")
+        "random_graph", "erf")
 TESTS = "conformance/test_conformance.py"
 
 

@@ -56,12 +56,16 @@ class Graph:
         if opset not in self._models:
             try:
                 self._models[opset] = self.convert(self.inputs, self.outputs, opset=opset)
+            except ConversionFailed as exc:  # a converter run elsewhere (conformance.isolate)
+                self._models[opset] = exc
+            except HarnessFailed:
+                raise
             # a failure to convert or prepare is a result to record
             except Exception as exc:  # noqa: BLE001
-                self._models[opset] = exc
+                self._models[opset] = ConversionFailed(exc)
         model = self._models[opset]
-        if isinstance(model, BaseException):
-            raise ConversionFailed(model) from model
+        if isinstance(model, ConversionFailed):
+            raise ConversionFailed(model.cause, model.detail) from model.cause
         return model
 
     def runner(self, backend: Backend, opset: int) -> Runner:
@@ -80,11 +84,19 @@ class Graph:
 
 
 class ConversionFailed(Exception):
-    """The converter under test raised; the ONNX backends have nothing to run."""
+    """The converter under test raised (or, run in a child process, crashed or hung); the ONNX
+    backends have nothing to run. ``detail`` says what happened, by default the cause's type
+    and text."""
 
-    def __init__(self, cause: BaseException):
-        super().__init__(f"conversion failed: {type(cause).__name__}: {cause}")
+    def __init__(self, cause: BaseException, detail: str | None = None):
+        self.detail = detail or f"{type(cause).__name__}: {cause}"
+        super().__init__(f"conversion failed: {self.detail}")
         self.cause = cause
+
+
+class HarnessFailed(RuntimeError):
+    """The harness itself could not run a case (say, its child process did not start): not a
+    result of the code under test, so the test ends as an error instead of comparing it."""
 
 
 class Backend:

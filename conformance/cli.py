@@ -191,6 +191,178 @@ def _run_label(doc: dict, name: str) -> str:
     return started[:16].replace("T", " ") if started else Path(name).name
 
 
+def _upstream_doc(args):
+    """The results document of the runs given to ``conformance upstream`` (None: registry)."""
+    from conformance import inputs
+
+    if not args.runs:
+        return None
+    paths = []
+    for name in args.runs:
+        path = Path(name)
+        if not path.exists():
+            args.parser.error(f"{name!r} does not exist; expected a run folder, a results "
+                              ".jsonl file or a results.json file")
+        found = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+        if path.is_dir() and not found and (path / "results.json").is_file():
+            found = [path / "results.json"]
+        if not found:
+            args.parser.error(f"{name!r} holds no .jsonl results files nor a results.json")
+        paths.extend(found)
+    if any(p.suffix == ".json" for p in paths) and len(paths) > 1:
+        args.parser.error("a results .json file is read on its own; to combine runs, pass "
+                          "their .jsonl files or run folders")
+
+    def warn(message: str) -> None:
+        print(f"conformance upstream: warning: {message}", file=sys.stderr)
+
+    if paths[0].suffix == ".json":
+        return inputs.load_document(paths[0], warn)
+    return inputs.merge_files(paths, warn)
+
+
+def _upstream(args) -> int:
+    import re
+
+    import converter
+    from conformance import upstream
+    from conformance.registries import all_rows
+
+    try:
+        doc = _upstream_doc(args)
+    except Invalid as exc:
+        print(f"conformance upstream: {exc}", file=sys.stderr)
+        return 1
+    upstream.inner_graphs_on_cvm()
+    rows = all_rows()
+    opset = args.opset or converter.default_opset()
+    if doc is None:
+        cells, unmatched = upstream.registry_cells(rows, opset), []
+    else:
+        cells, unmatched = upstream.results_cells(doc, rows)
+    causes = upstream.group(cells)
+    if args.only:
+        pattern = re.compile(args.only)
+        causes = [c for c in causes if pattern.search(c.slug)
+                  or any(pattern.search(r) for r in c.records)
+                  or any(pattern.search(f"{x.row.name}[{x.dtype}]") for x in c.cells)]
+        if not causes:
+            print(f"conformance upstream: --only {args.only!r} matches no root cause",
+                  file=sys.stderr)
+            return 1
+    try:
+        upstream.build(causes, args.converter,
+                       progress=lambda text: print(f"  {text}", file=sys.stderr))
+        summary = upstream.main_output(causes, args.output)
+    except OSError as exc:
+        print(f"conformance upstream: cannot write {exc.filename or args.output}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 1
+    for cause in causes:
+        shown = sum(r.shown for r in cause.repros)
+        print(f"{cause.slug}: {len(cause.records)} records, {len(cause.cells)} cells, "
+              f"{shown}/{len(cause.repros)} cases show the bug")
+    print(f"{summary['causes']} root causes covering {summary['records']} records "
+          f"({summary['cells']} cells) written to {args.output}")
+    status = 0
+    for line in [*summary["problems"], *unmatched]:
+        print(f"no script: {line}")
+    if summary["problems"]:
+        status = 1
+    if args.verify:
+        status = max(status, _verify(causes, args.output))
+    if args.report and doc is not None:
+        from conformance.report import render_report
+
+        doc["upstream"] = upstream.report_entries(args.output, args.report)
+        print(render_report(doc, args.report))
+    elif args.report:
+        print("conformance upstream: --report needs a run (its results are the report)",
+              file=sys.stderr)
+        return 2
+    return status
+
+
+def _verify(causes, out: Path) -> int:
+    """Run each script in a clean interpreter; a cause whose cases show must exit 1."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from conformance import upstream
+
+    def check(cause):
+        return cause, upstream.run_clean(out / cause.slug / "repro.py", python=sys.executable)
+
+    bad = 0
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for cause, (code, output) in pool.map(check, causes):
+            want = 1 if any(r.shown for r in cause.repros) else 0
+            verdict = "verified" if code == want else f"MISMATCH (expected exit {want})"
+            bad += code != want
+            print(f"verify {cause.slug}: exit {code} {verdict}")
+            if code != want:
+                print("  " + "\n  ".join(output.strip().splitlines()[-8:]))
+    return 1 if bad else 0
+
+
+def _bisect(args) -> int:
+    import json
+
+    import converter
+    from conformance import bisect, upstream
+    from conformance.registries import all_rows
+
+    def log(text: str) -> None:
+        print(f"  {text}", file=sys.stderr)
+
+    upstream.inner_graphs_on_cvm()
+    rows = all_rows()
+    try:
+        if Path(args.record).is_dir():
+            cell = bisect.bundle_cell(Path(args.record), rows)
+        else:
+            cell = bisect.resolve(args.record, rows, args.opset or converter.MIN_OPSET)
+        package = args.package or upstream.blamed_package(cell.known)
+        if package is None:
+            raise bisect.BisectError(f"{args.record!r}: the record names no package at fault; "
+                                     "give --package")
+        causes = upstream.group([cell])
+        upstream.build(causes, args.converter)
+        if causes[0].problems:
+            raise bisect.BisectError(f"{args.record!r}: no script: {causes[0].problems[0]}")
+        out = args.output or bisect.CACHE / "scripts"
+        upstream.main_output(causes, out)
+        script = out / causes[0].slug / "repro.py"
+        print(f"record {cell.name}: {cell.known.reason}\nscript: {script}")
+        found, skipped = bisect.releases(package, low=args.min, high=args.max)
+    except (bisect.BisectError, Invalid) as exc:
+        print(f"conformance bisect: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"conformance bisect: cannot write {exc.filename}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    for version, why in skipped.items():
+        print(f"  {package} {version}: skipped, {why}")
+    if not found:
+        print(f"conformance bisect: no release of {package} between {args.min or 'the first'} "
+              f"and {args.max or 'the last'} has a wheel for this Python", file=sys.stderr)
+        return 1
+    print(f"searching {len(found)} releases of {package}: {found[0]} .. {found[-1]}")
+    result = bisect.search(found, bisect.judge_with(script, package, log), package)
+    for version in sorted(result.tested, key=found.index):
+        print(f"  {package} {version}: {result.tested[version]}")
+    print(f"first tested release showing it: {result.first_shown or 'none'}")
+    print(f"fixed in: {result.fixed or 'not fixed in a tested release'}"
+          + (f"; since: {result.since}" if result.since else ""))
+    if result.suggestion:
+        print(f'suggested record bound: versions="{result.suggestion}"')
+    (script.parent / "bisect.json").write_text(json.dumps(
+        {**result.as_dict(), "record": cell.name,
+         "since": result.since and f"{package} {result.since}",
+         "fixed": result.fixed and f"{package} {result.fixed}"}, indent=1), encoding="utf-8")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -209,6 +381,40 @@ def main(argv=None) -> int:
                         help="an earlier results.json (or .jsonl file, or run folder) to show "
                              "the trend against; repeat for several, oldest first")
     report.set_defaults(func=_report, parser=report)
+    upstream = sub.add_parser(
+        "upstream", help="one issue text and standalone script per upstream root cause")
+    upstream.add_argument("runs", nargs="*", metavar="RUN_DIR_OR_RESULTS",
+                          help="run folders, .jsonl files or one results.json (default: every "
+                               "upstream record of the registry and its example)")
+    upstream.add_argument("-o", "--output", type=Path, default=Path("reports/upstream"),
+                          help="folder to write <root-cause>/issue.md and repro.py into "
+                               "(default: %(default)s)")
+    upstream.add_argument("--only", metavar="REGEX",
+                          help="only root causes whose slug, record (row:index) or cell "
+                               "(row[dtype]) matches")
+    upstream.add_argument("--opset", type=int, help="opset of the registry's examples "
+                          "(default: the converter's default)")
+    upstream.add_argument("--verify", action="store_true",
+                          help="run every script in a clean interpreter and check its status")
+    upstream.add_argument("--report", type=_output, metavar="HTML",
+                          help="also render the run's report, with its upstream section")
+    upstream.add_argument("--converter", default="converter:to_onnx", type=_converter,
+                          help="converter under test, module:callable (default: %(default)s)")
+    upstream.set_defaults(func=_upstream, parser=upstream)
+    bisect = sub.add_parser(
+        "bisect", help="find the releases of the package at fault that show a divergence")
+    bisect.add_argument("record", metavar="RECORD_OR_BUNDLE",
+                        help="row:index (sign:0), row[dtype] (sign[int64]) or a bundle folder")
+    bisect.add_argument("--package", help="package to bisect (default: the record's)")
+    bisect.add_argument("--min", metavar="VERSION", help="oldest release to try")
+    bisect.add_argument("--max", metavar="VERSION", help="newest release to try")
+    bisect.add_argument("--opset", type=int, help="opset of the example (default: the "
+                        "converter's oldest, which older releases can load)")
+    bisect.add_argument("-o", "--output", type=Path,
+                        help="folder for the script and bisect.json (default: the cache)")
+    bisect.add_argument("--converter", default="converter:to_onnx", type=_converter,
+                        help="converter under test, module:callable (default: %(default)s)")
+    bisect.set_defaults(func=_bisect, parser=bisect)
     # argparse reports usage errors by exiting; main returns every status instead
     try:
         args = parser.parse_args(argv)

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from conformance.backends import BACKENDS, REFERENCE, Backend, ConversionFailed, Graph
+from conformance import upstream_script
+from conformance.backends import (
+    BACKENDS,
+    REFERENCE,
+    Backend,
+    ConversionFailed,
+    Graph,
+    HarnessFailed,
+)
 from conformance.blame import classify
 from conformance.cbatch import Batch, Member
 from conformance.oracle import Comparison, compare
@@ -113,18 +122,15 @@ def build_graph(row: Row, case: Case):
     return inputs, outputs
 
 
+def recipe(spec: Spec, case: Case) -> tuple:
+    """What a child process needs to rebuild the case's graph (conformance.isolate)."""
+    return (spec.row.name, tuple(v.dtype.str for v in case.values), case.static, case.params)
+
+
 def case_code(row: Row, case: Case) -> str:
-    """The case's graph as short PyTensor code (rows may render their own, e.g. graphs)."""
-    if row.code is not None:
-        return row.code(case)
-    lines = ["import pytensor.tensor as pt", "from conformance.registries import row_named", ""]
-    names = []
-    for i, (value, stat) in enumerate(zip(case.values, case.static, strict=True)):
-        names.append(f"x{i}")
-        lines.append(f'x{i} = pt.tensor("x{i}", dtype="{value.dtype}", shape={tuple(stat)!r})')
-    args = ", ".join([*names, *(f"{k}={v!r}" for k, v in case.params)])
-    lines.append(f'out = row_named("{row.name}").build({args})')
-    return "\n".join(lines)
+    """The case's graph as PyTensor code: standalone (numpy and pytensor only) unless the
+    row renders its own, as random graphs do node by node."""
+    return row.code(case) if row.code is not None else upstream_script.case_code(row, case)
 
 
 class Harness:
@@ -134,7 +140,7 @@ class Harness:
 
     def __init__(self, convert: Callable, isolated=None, *, c_all_layouts: bool = False):
         self.convert = convert
-        self.isolated = isolated  # an isolate.Isolated: run backends in a child process
+        self.isolated = isolated  # an isolate.Isolated: convert and run backends in a child
         self.c_all_layouts = c_all_layouts
         self._row: str | None = None
         self._graphs: dict[tuple, Graph] = {}
@@ -178,10 +184,14 @@ class Harness:
         return self._batch
 
     def graph(self, spec: Spec, case: Case) -> Graph:
+        """The case's graph (cached per layout); isolated, its model comes from the child."""
         key = (spec.row.name, case.graph_key())
         if key not in self._graphs:
             inputs, outputs = build_graph(spec.row, case)
-            self._graphs[key] = Graph(inputs, outputs, self.convert)
+            convert = self.convert
+            if self.isolated is not None:
+                convert = functools.partial(self.isolated.convert, recipe(spec, case))
+            self._graphs[key] = Graph(inputs, outputs, convert)
         return self._graphs[key]
 
     def _compares(self, backend: Backend, spec: Spec, case: Case) -> bool:
@@ -195,12 +205,14 @@ class Harness:
         values = [v.copy() for v in case.values]
         try:
             if self.isolated is not None:
-                recipe = (spec.row.name, tuple(v.dtype.str for v in case.values), case.static,
-                          case.params)
-                return self.isolated.run(backend.name, spec.opset, recipe, values)
+                if backend.uses_onnx:  # converted once, in the child; a failure is the result
+                    graph.onnx_model(spec.opset)
+                return self.isolated.run(backend.name, spec.opset, recipe(spec, case), values)
             if backend.batched and not self.c_all_layouts:
                 return self._c_batch(spec).run((spec.dtype, case.graph_key()), values)
             return graph.runner(backend, spec.opset)(values)
+        except HarnessFailed:
+            raise
         # raising is an outcome to compare across backends
         except Exception as exc:  # noqa: BLE001
             return exc

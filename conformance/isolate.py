@@ -1,10 +1,19 @@
-"""Crash isolation: backends run in a child process under a timeout.
+"""Crash isolation: everything under test runs in a child process under a timeout.
 
-The child rebuilds each graph from its recipe (row name, input types, params) with the same
-converter, keeps its own cache, and answers one (backend, opset, recipe, values) request at a
-time. A child that dies (segfault, abort) or does not answer in time is replaced, and the
-request's result is an exception saying so, which the oracle then compares like any other
-raise; shrinking keeps working because every request is independent.
+With ``--isolate`` the parent builds PyTensor graphs, judges results and writes records, and
+runs none of the code under test. The child rebuilds each graph from its recipe (row name, input
+dtypes, static layout, params), keeps its own cache, loads the same converter, and answers one
+request at a time:
+
+- ``convert``: the converter's model for a graph and opset (checked by the converter there), sent
+  back serialized; the parent reads it as data for coverage and repro bundles;
+- ``run``: one backend's outputs on one input set (conversion, session creation and the run).
+
+A child that dies (segfault, abort, ``exit``) or does not answer in time is killed and replaced,
+and the request's result is an exception naming who took it down (the converter or a backend)
+and how (signal, exit code, timeout): a failed conversion is recorded as the converter's, a
+failed run is compared by the oracle like any other raise. Shrinking keeps working because
+every request is independent.
 """
 
 from __future__ import annotations
@@ -14,53 +23,81 @@ import signal
 import traceback
 
 import numpy as np
+import onnx
+
+from conformance.backends import BACKENDS, ConversionFailed, HarnessFailed
+from conformance.converters import load
+from conformance.harness import Harness, Spec
+from conformance.registries import row_named
+from conformance.registry import Case
+
+#: Seconds a new child may take to import everything and load the converter.
+START_TIMEOUT = 120.0
 
 
-class BackendCrashed(RuntimeError):
-    """The backend took its process down."""
+class Crashed(RuntimeError):
+    """Code under test took the child process down."""
 
 
-class BackendHung(RuntimeError):
-    """The backend did not answer within the timeout."""
+class Hung(RuntimeError):
+    """Code under test did not answer within the timeout."""
+
+
+class BackendCrashed(Crashed):
+    """A backend took its process down."""
+
+
+class BackendHung(Hung):
+    """A backend did not answer within the timeout."""
+
+
+class ConverterCrashed(Crashed):
+    """The converter under test took its process down."""
+
+
+class ConverterHung(Hung):
+    """The converter under test did not answer within the timeout."""
 
 
 class RemoteError(RuntimeError):
-    """An exception raised by a backend in the child, carried back by type name and text."""
+    """An exception raised in the child, carried back by type name and text."""
 
     def __init__(self, name: str, text: str):
         super().__init__(f"{name}: {text}")
         self.name = name
 
 
-def _serve(conn, converter_spec: str) -> None:
-    from conformance.backends import BACKENDS
-    from conformance.converters import load
-    from conformance.harness import Harness, Spec
-    from conformance.registries import row_named
-    from conformance.registry import Case
+def _answer(harness: Harness, kind: str, opset: int, recipe: tuple, backend=None, values=None):
+    row_name, dtypes, static, params = recipe
+    dummies = tuple(np.zeros((0,) * len(s), dtype=d) for d, s in zip(dtypes, static, strict=True))
+    spec = Spec(row_named(row_name), dtypes[0] if dtypes else "float64", opset, ())
+    harness.start(spec)  # a new row releases the last one's graphs
+    graph = harness.graph(spec, Case(dummies, static, params))
+    if kind == "convert":
+        try:
+            return graph.onnx_model(opset).SerializeToString()
+        except ConversionFailed as exc:
+            raise exc.cause from None
+    return [np.asarray(o) for o in graph.runner(BACKENDS[backend], opset)(values)]
 
+
+def _serve(conn, converter_spec: str) -> None:
     harness = Harness(load(converter_spec))
+    conn.send(("ready", None))
     while True:
         try:
             request = conn.recv()
         except EOFError:
             return
-        backend, opset, (row_name, dtypes, static, params), values = request
         try:
-            dummies = tuple(np.zeros((0,) * len(s), dtype=d) for d, s in zip(dtypes, static,
-                                                                            strict=True))
-            case = Case(dummies, static, params)
-            spec = Spec(row_named(row_name), dtypes[0] if dtypes else "float64", opset, ())
-            graph = harness.graph(spec, case)
-            outputs = graph.runner(BACKENDS[backend], opset)(values)
-            conn.send(("ok", [np.asarray(o) for o in outputs]))
+            conn.send(("ok", _answer(harness, *request)))
         except Exception as exc:  # noqa: BLE001
             # every failure goes back to the parent as data; the child keeps serving
             conn.send(("error", (type(exc).__name__, str(exc), traceback.format_exc(limit=3))))
 
 
 class Isolated:
-    """A child process that runs backends on behalf of the harness."""
+    """A child process that converts and runs backends on behalf of the harness."""
 
     def __init__(self, converter_spec: str, timeout: float):
         if timeout <= 0:
@@ -71,46 +108,79 @@ class Isolated:
         self._proc = None
         self._conn = None
 
+    def convert(self, recipe: tuple, inputs=None, outputs=None, *, opset: int) -> onnx.ModelProto:
+        """The converter's model of ``recipe``'s graph, converted in the child. With the recipe
+        bound this has a converter's signature; ``inputs`` and ``outputs`` are ignored (the
+        child builds its own). Raises :class:`ConversionFailed` saying what went wrong."""
+        try:
+            data = self._ask(("convert", opset, recipe), "the converter", ConverterCrashed,
+                             ConverterHung)
+        except (RemoteError, Crashed, Hung) as exc:
+            raise ConversionFailed(exc, str(exc)) from None
+        return onnx.ModelProto.FromString(data)
+
+    def run(self, backend: str, opset: int, recipe: tuple, values) -> list[np.ndarray]:
+        """``backend``'s outputs for ``recipe``'s graph on ``values``, computed in the child."""
+        return self._ask(("run", opset, recipe, backend, list(values)), backend,
+                         BackendCrashed, BackendHung)
+
+    def _ask(self, request: tuple, who: str, crashed: type, hung: type):
+        if self._proc is None or not self._proc.is_alive():
+            self._start()
+        try:
+            self._conn.send(request)
+            # Graph building and compiling count too, so allow for a first C compile.
+            if not self._conn.poll(self.timeout):
+                self._stop()
+                raise hung(f"{who} did not answer within {self.timeout:g} s "
+                           "(--isolate-timeout); the child process was killed")
+            status, payload = self._conn.recv()
+        except (EOFError, OSError):
+            raise crashed(f"{who} crashed the process ({self._reap()})") from None
+        if status == "ok":
+            return payload
+        name, text, _ = payload
+        raise RemoteError(name, text)
+
     def _start(self) -> None:
+        """A new child, once it has loaded the converter; raises HarnessFailed if it cannot
+        (then no backend could run, and comparing their errors would make every test pass)."""
         parent, child = self._ctx.Pipe()
         self._proc = self._ctx.Process(target=_serve, args=(child, self.converter_spec),
                                        daemon=True)
         self._proc.start()
         child.close()
         self._conn = parent
+        try:
+            ready = parent.poll(START_TIMEOUT)
+            if ready:
+                parent.recv()
+        except (EOFError, OSError):
+            raise HarnessFailed(f"--isolate: the child process died while starting and loading "
+                                f"{self.converter_spec} ({self._reap()})") from None
+        if not ready:
+            self._stop()
+            raise HarnessFailed(f"--isolate: the child process did not start and load "
+                                f"{self.converter_spec} within {START_TIMEOUT:g} s")
+
+    def _reap(self) -> str:
+        """Why the child died (its exit status), once it is gone."""
+        code = None
+        if self._proc is not None:
+            self._proc.join(5)
+            code = self._proc.exitcode
+        self._stop()
+        return _describe_exit(code)
 
     def _stop(self) -> None:
         if self._proc is not None:
             self._proc.kill()
             self._proc.join(5)
-        self._proc = self._conn = None
-
-    def run(self, backend: str, opset: int, recipe: tuple, values) -> list[np.ndarray]:
-        if self._proc is None or not self._proc.is_alive():
-            self._start()
-        try:
-            self._conn.send((backend, opset, recipe, list(values)))
-            # Graph building and compiling count too, so allow for a first C compile.
-            if not self._conn.poll(self.timeout):
-                self._stop()
-                raise BackendHung(f"{backend} did not answer within {self.timeout:g} s")
-            status, payload = self._conn.recv()
-        except (EOFError, BrokenPipeError, ConnectionResetError):
-            code = None
-            if self._proc is not None:
-                self._proc.join(5)
-                code = self._proc.exitcode
-            self._stop()
-            why = _describe_exit(code)
-            raise BackendCrashed(f"{backend} crashed the process ({why})") from None
-        if status == "ok":
-            return payload
-        name, text, _ = payload
-        raise RemoteError(name, text)
-
-    def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
+        self._proc = self._conn = None
+
+    def close(self) -> None:
         self._stop()
 
 

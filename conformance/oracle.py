@@ -54,8 +54,10 @@ def _float_errors(a: np.ndarray, e: np.ndarray, tol: Tol):
         err = np.where(same, 0.0, np.abs(a64 - e64))
         err = np.where(np.isnan(err), np.inf, err)
         allowed = tol.atol + tol.rtol * np.abs(e64)
-    infinite = np.isinf(a64) | np.isinf(e64)
-    bad = ~same & (infinite | (err > allowed))
+    # nan or inf on one side only is a mismatch whatever the tolerance (rtol * |nan| is nan,
+    # and nothing compares greater than nan)
+    special = np.isinf(a64) | np.isinf(e64) | np.isnan(a64) | np.isnan(e64)
+    bad = ~same & (special | (err > allowed))
     return err, allowed, bad
 
 

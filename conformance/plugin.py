@@ -45,11 +45,12 @@ def pytest_addoption(parser):
                     help="comma-separated registry rows random graphs may use (default: all "
                          "elemwise and reduction rows)")
     group.addoption("--isolate", action="store_true",
-                    help="run the backends in a child process: a segfault, abort or hang "
-                         "becomes a recorded failure instead of ending the run")
+                    help="convert and run every backend in a child process: a segfault, "
+                         "abort, exit or hang of the converter or a backend becomes a recorded "
+                         "failure instead of ending the run")
     group.addoption("--isolate-timeout", type=float, default=120.0,
-                    help="seconds a backend may take per example with --isolate, including "
-                         "a first compile (default: %(default)s)")
+                    help="seconds a conversion or a backend may take per example with "
+                         "--isolate, including a first compile (default: %(default)s)")
     group.addoption("--strict-records", action="store_true",
                     help="fail when a recorded divergence does not show, even on a release "
                          "newer than the records were checked against (default there: a "
@@ -127,9 +128,13 @@ class ConformanceSession:
         self.shard = parse_shard(config.getoption("shard"))
         self.report_dir = Path(config.getoption("report_dir"))
         self.target_error = config.getoption("target_error")
-        from conformance import graphs
+        from conformance.registries import graph_composer
 
-        graphs.restrict(w.strip() for w in config.getoption("graph_ops").split(",") if w.strip())
+        try:
+            graph_composer().restrict(
+                w.strip() for w in config.getoption("graph_ops").split(",") if w.strip())
+        except ValueError as exc:
+            raise pytest.UsageError(f"--graph-ops: {exc}") from None
         workerinput = getattr(config, "workerinput", None)
         if workerinput is None:
             self.run_dir = self._new_run_dir()

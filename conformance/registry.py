@@ -159,6 +159,8 @@ class Row:
     category: str = ""
     compare_values: bool = True
     code: Callable[[Case], str] | None = None
+    #: Random graphs may use the row (its cases must be elemwise(...) or reduction(...)).
+    compose: bool = False
 
     def __post_init__(self):
         if not self.name.replace("_", "").isalnum():
@@ -199,15 +201,6 @@ class Row:
 
 ORT_BACKENDS = ("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten")
 ONNX_BACKENDS = (*ORT_BACKENDS, "onnx-reference")
-
-
-def no_ort_kernel(onnx_op: str, dtypes: Sequence[str], example: Callable[[str], Case]) -> dict:
-    """``Row.xfail`` arguments for an ONNX Runtime build without a CPU kernel for a type."""
-    return {
-        "backends": ORT_BACKENDS, "dtypes": tuple(dtypes), "blame": Blame.ONNXRUNTIME,
-        "reason": f"ONNX Runtime has no CPU kernel for {onnx_op} on {'/'.join(dtypes)}",
-        "match": "NOT_IMPLEMENTED", "example": example,
-    }
 
 
 ALL_DTYPES = (

@@ -58,6 +58,17 @@ class RowAffinityScheduling(LoadScopeScheduling):
         node.send_runtest_some(
             [collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
 
+    def _reschedule(self, node) -> None:
+        """As LoadScopeScheduling's, but a worker always gets a second test or is told that none
+        follows: an xdist worker holds back its last test until it learns which test comes
+        next, so a worker that took over one unit of a crashed one would wait forever."""
+        super()._reschedule(node)
+        while self.workqueue and not node.shutting_down and self._pending_of(
+                self.assigned_work[node]) < 2:
+            self._assign_work_unit(node)
+        if not self.workqueue and not node.shutting_down:
+            node.shutdown()
+
     def remove_node(self, node) -> str | None:
         """A crashed worker's unfinished tests go back to the queue, except the one it was
         running: xdist reports that one as crashed, and running it again would crash again

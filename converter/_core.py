@@ -45,6 +45,30 @@ def onnx_dtype(dtype) -> int:
         raise ConversionError(f"dtype {dtype!r} has no ONNX equivalent") from exc
 
 
+#: dtypes the ONNX spec allows but ONNX Runtime's CPU provider has no kernel for (checked
+#: on onnxruntime 1.31 and 1.32), and the dtype each is computed in instead: every value
+#: converts exactly. Operators in ``ORDERED`` compare values, so a same-width unsigned
+#: type goes through the order-preserving map ``Cast(x) xor 2**63``; the others select
+#: or add, where two's-complement Casts keep every bit of the (wrapping) result (so a
+#: uint64 sum or product is as exact as ONNX Runtime's int64 one, which rounds through
+#: double: recorded on the reduction rows).
+ORT_KERNEL_DTYPE: dict[str, dict[str, str]] = {
+    "Max": {"int16": "int32", "uint16": "int32"},
+    "Min": {"int16": "int32", "uint16": "int32"},
+    "Where": {"bool": "uint8", "int16": "int32", "uint16": "int32", "uint64": "int64"},
+    "ArgMax": {"int16": "int32", "uint16": "int32", "uint32": "int64", "uint64": "int64"},
+    "TopK": {"uint16": "int32", "uint32": "int64", "uint64": "int64"},
+    "Unique": {"bool": "int8", "int16": "int64", "int32": "int64", "uint8": "int64",
+               "uint16": "int64", "uint32": "int64", "uint64": "int64"},
+    # only the add reduction lacks float16; float32 sums repeated positions before one
+    # rounding, where numpy rounds after each add (at most one float16 rounding apart each)
+    "ScatterElements": {"float16": "float32"},
+    **{op: {"uint32": "int64", "uint64": "int64"}
+       for op in ("ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "CumSum")},
+}
+ORDERED = frozenset({"Max", "Min", "ArgMax", "TopK", "Unique", "ReduceMax", "ReduceMin"})
+
+
 @functools.singledispatch
 def convert_op(op, ctx: Context, node) -> Sequence[str]:
     """Emit ONNX nodes computing ``node`` (an Apply of ``op``); return its output names."""
@@ -129,6 +153,44 @@ class Context:
             zero = self.constant(np.zeros((), dtype=from_dtype))
             return self.add("Not", [self.add("Equal", [name, zero])])
         return self.add("Cast", [name], to=onnx_dtype(to_dtype))
+
+    def kernel_dtype(self, op_type: str, dtype) -> str:
+        """The dtype ``op_type`` runs in on ONNX Runtime for ``dtype`` values."""
+        dtype = np.dtype(dtype).name
+        return ORT_KERNEL_DTYPE.get(op_type, {}).get(dtype, dtype)
+
+    def _flips(self, op_type: str, dtype, work) -> bool:
+        dtype, work = np.dtype(dtype), np.dtype(work)
+        return op_type in ORDERED and dtype.kind == "u" and dtype.itemsize == work.itemsize
+
+    def to_kernel(self, op_type: str, name: str, dtype) -> str:
+        """``name`` (of ``dtype``) mapped exactly into ``kernel_dtype(op_type, dtype)``."""
+        work = self.kernel_dtype(op_type, dtype)
+        name = self.cast(name, dtype, work)
+        if self._flips(op_type, dtype, work):
+            name = self.add("BitwiseXor", [name, self.constant(np.iinfo(work).min, work)])
+        return name
+
+    def from_kernel(self, op_type: str, name: str, dtype) -> str:
+        """The inverse of ``to_kernel``."""
+        work = self.kernel_dtype(op_type, dtype)
+        if self._flips(op_type, dtype, work):
+            name = self.add("BitwiseXor", [name, self.constant(np.iinfo(work).min, work)])
+        return self.cast(name, work, dtype)
+
+    def add_typed(self, op_type: str, inputs: Sequence[str], dtype, *, data=(0,),
+                  results=(0,), n_out: int = 1, hint=None, **attrs):
+        """``add`` for an operator whose inputs at positions ``data`` (and outputs at
+        ``results``) have ``dtype``: where ONNX Runtime has no kernel for it, they go
+        through ``to_kernel`` and ``from_kernel``."""
+        ins = list(inputs)
+        for i in data:
+            ins[i] = self.to_kernel(op_type, ins[i], dtype)
+        outs = self.add(op_type, ins, n_out, hint=hint, **attrs)
+        outs = [outs] if n_out == 1 else list(outs)
+        for i in results:
+            outs[i] = self.from_kernel(op_type, outs[i], dtype)
+        return outs[0] if n_out == 1 else outs
 
 
 def _value_info(name: str, var, symbolic: bool) -> onnx.ValueInfoProto:

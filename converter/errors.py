@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+import weakref
+
 
 class ConversionError(ValueError):
     """The graph handed to the converter cannot become an ONNX model as given."""
@@ -20,3 +23,25 @@ class UnsupportedOpError(ConversionError):
             f"applied to ({types}){extra}. "
             "See converter.supported_ops() for the list of convertible Ops."
         )
+
+
+class RuntimeCheckDropped(UserWarning):
+    """An op that checks its input at run time (``Assert``, ``CheckAndRaise``,
+    ``specify_shape``) became an Identity: ONNX cannot raise, so the model does not check."""
+
+
+#: per conversion (its Context), the op classes already warned about
+_warned: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def warn_check_dropped(conversion, op, what: str) -> None:
+    """Warn, once per ``conversion`` and op class, that ``op``'s runtime check of ``what`` is
+    not in the converted model."""
+    seen = _warned.setdefault(conversion, set())
+    if type(op) in seen:
+        return
+    seen.add(type(op))
+    warnings.warn(RuntimeCheckDropped(
+        f"{op} checks {what} at run time, but ONNX cannot raise: the converted model drops "
+        "the check and passes the value through unchanged, so input that PyTensor refuses "
+        "runs without an error"), stacklevel=2)

@@ -6,6 +6,7 @@ import importlib
 import pkgutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import onnx
@@ -13,9 +14,11 @@ import onnxruntime as ort
 import pytensor
 import pytensor.tensor as pt
 import pytest
+from pytensor.raise_op import Assert, CheckAndRaise
 
 import converter
 from converter import ConversionError, UnsupportedOpError
+from converter.errors import RuntimeCheckDropped
 
 
 def run(model, **feeds):
@@ -172,3 +175,27 @@ def test_no_class_has_two_rules_on_one_dispatcher():
                 found[(dispatcher, cls)] += 1
     twice = sorted(k for k, n in found.items() if n > 1)
     assert not twice, f"registered more than once: {twice}"
+
+
+@pytest.mark.parametrize(("build", "op_name"), [
+    (lambda x: Assert("x must be positive")(x, pt.all(x > 0)), "Assert"),
+    (lambda x: CheckAndRaise(ValueError, "bad")(x, pt.all(x > 0)), "CheckAndRaise"),
+    (lambda x: pt.specify_shape(x, (3,)), "SpecifyShape"),
+])
+def test_a_dropped_runtime_check_warns_once_per_conversion(build, op_name):
+    x = pt.vector("x")
+    outputs = [build(x), build(x) * 2]  # two checks of one kind: one warning
+    for _ in range(2):  # and again for the next conversion
+        with pytest.warns(RuntimeCheckDropped) as caught:
+            model = converter.to_onnx([x], outputs)
+        [warning] = caught
+        assert op_name in str(warning.message) and "drops the check" in str(warning.message)
+    # the model runs without the check: PyTensor would raise on this input
+    assert run(model, x=np.array([-1.0, 2.0]))[0].tolist() == [-1.0, 2.0]
+
+
+def test_a_graph_without_runtime_checks_converts_without_warnings():
+    x = pt.vector("x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        converter.to_onnx([x], [pt.exp(x)])

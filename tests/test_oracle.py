@@ -29,6 +29,9 @@ def test_nan_matches_nan_and_infinities_must_match_exactly():
     assert compare([nan_inf], [nan_inf.copy()], F32, backend="b").ok
     assert not compare([arr([np.inf])], [arr([-np.inf])], Tol(rtol=1.0, atol=1e9), backend="b").ok
     assert not compare([arr([1.0])], [arr([np.nan])], Tol(rtol=1.0, atol=1e9), backend="b").ok
+    # the other way round too: a tolerance relative to a nan expectation allows nothing
+    got = compare([arr([np.nan, 2.0])], [arr([1.0, 2.0])], Tol(rtol=1.0, atol=1e9), backend="b")
+    assert not got.ok and "out[0]=1.0 but pytensor-py=nan" in got.message, got.message
     assert not compare([arr([np.inf])], [arr([3e38])], Tol(rtol=1.0), backend="b").ok
 
 

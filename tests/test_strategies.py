@@ -105,3 +105,19 @@ def test_case_factories_give_cases_of_the_dtype():
 def test_fixed_builds_cases_in_the_test_dtype():
     case = fixed([1, 2], 3, params=[("axis", None)])("uint8")
     assert case.values[0].dtype == np.uint8 and case.static == ((None,), ())
+
+
+def test_rows_that_must_compose_do():
+    from conformance.registries import graph_composer
+
+    names = {r.name for r in graph_composer().rows()}
+    # reductions (sum, max) and shape ops (dimshuffle) do not compose yet: issue 11
+    assert {"exp", "log", "tanh", "add", "mul", "switch"} <= names
+    assert len(names) >= 60, len(names)
+
+
+def test_graph_ops_names_what_cannot_compose():
+    from conformance.registries import graph_composer
+
+    with pytest.raises(ValueError, match=r"rows \['reshape'\] cannot be composed"):
+        graph_composer().rows(("exp", "reshape"))

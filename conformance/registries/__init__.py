@@ -10,11 +10,13 @@ import dataclasses
 import functools
 import importlib
 
+from conformance.registries import graphs
 from conformance.registry import Row
+from conformance.strategies.graphs import Composer
 
 CATEGORIES = (
     "elemwise", "elemwise_math", "reductions", "nn", "shape", "creation", "indexing", "linalg",
-    "misc", "graphs",
+    "misc", "graphs", "special",
 )
 
 
@@ -41,3 +43,11 @@ def row_named(name: str) -> Row:
             return row
     names = ", ".join(sorted(r.name for r in all_rows()))
     raise KeyError(f"no registry row named {name!r}; available rows: {names}")
+
+
+def graph_composer() -> Composer:
+    """What random graphs are composed from (``--graph-ops`` restricts it)."""
+    return graphs.COMPOSER
+
+
+graphs.COMPOSER.bind(all_rows)

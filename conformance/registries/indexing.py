@@ -300,12 +300,6 @@ def mask_mismatch(case: Case) -> bool:
                for v, (axis, kind) in zip(inputs, axes, strict=True))
 
 
-# ONNX Runtime's ScatterElements has no float16 kernel with reduction="add".
-NO_FLOAT16_SCATTER_ADD = {
-    "backends": ORT_BACKENDS, "dtypes": ("float16",), "blame": Blame.ONNXRUNTIME,
-    "reason": "ONNX Runtime's ScatterElements does not support float16 with reduction='add'",
-    "match": "MLFloat16 data type is not supported with ScatterElements",
-}
 
 ROWS = [
     Row("subtensor", get, getters(BASIC), ALL),
@@ -318,16 +312,13 @@ ROWS = [
            match="pytensor-py raised IndexError: boolean index did not match", when=mask_mismatch,
            example=example([1, 2, 3], [True, False], index="B1")),
     Row("set_subtensor", set_, setters(BASIC_SET), ALL),
-    Row("inc_subtensor", inc, setters(BASIC_SET), ALL)
-    .xfail(**NO_FLOAT16_SCATTER_ADD, example=example([1], 0, y=1, index="i")),
+    Row("inc_subtensor", inc, setters(BASIC_SET), ALL),
     Row("advanced_set_subtensor1", set1, setters(ARRAY1_SET), ALL)
     .xfail(**SPURIOUS_BROADCAST_ERROR, example=example([[0], [1]], [0, 1], y=[1], index="I1")),
     Row("advanced_inc_subtensor1", inc1, setters(ARRAY1_SET), ALL)
-    .xfail(**SPURIOUS_BROADCAST_ERROR, example=example([[0], [1]], [0, 1], y=[1], index="I1"))
-    .xfail(**NO_FLOAT16_SCATTER_ADD, example=example([1], [0], y=[1], index="I1")),
+    .xfail(**SPURIOUS_BROADCAST_ERROR, example=example([[0], [1]], [0, 1], y=[1], index="I1")),
     Row("advanced_set_subtensor", set_, setters(ADVANCED_SET), ALL),
-    Row("advanced_inc_subtensor", inc, setters(ADVANCED_SET), ALL)
-    .xfail(**NO_FLOAT16_SCATTER_ADD, example=example([1], [0], y=[1], index="I1")),
+    Row("advanced_inc_subtensor", inc, setters(ADVANCED_SET), ALL),
     Row("advanced_inc_subtensor_last", inc_last, setters(ADVANCED_SET), ALL),
     Row("index_out_of_bounds", any_op, out_of_bounds(OUT_OF_BOUNDS), ALL)
     .xfail(backends=("onnx-reference",), blame=Blame.ONNX_REFERENCE,

@@ -27,10 +27,17 @@ from pytensor.tensor.blas import (
     gemv_no_inplace,
     ger,
 )
+from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.math import Dot
 
-from conformance.registry import ORT_BACKENDS, Blame, Case, Row, Tol, no_ort_kernel
+from conformance.registry import ORT_BACKENDS, Blame, Case, Row, Tol
 from conformance.strategies import ANY, dtypes, elements, fixed
+from conformance.strategies.matrices import ILL_COND, MAX_N, square_systems
+
+try:  # PyTensor 3
+    from pytensor.tensor.linalg import SLogDet
+except ImportError:  # PyTensor 2.x
+    from pytensor.tensor.nlinalg import SLogDet
 
 ONNX_BACKENDS = (*ORT_BACKENDS, "onnx-reference")
 FLOATS, ALL = dtypes.FLOATS, dtypes.ALL
@@ -204,11 +211,14 @@ def alloc_diagonal_operands(dtype: str):
 
 
 def square_operands(dtype: str):
+    """One square matrix or a batch of them; integers in [-1, 1] too, as det is a float."""
+
     @st.composite
     def cases(draw):
         n, b = _dims(draw, 2, hi=3)
         shape = draw(st.sampled_from([(n, n), (b, n, n)]))
-        return _case(draw, [(dtype, shape, (None,) * len(shape))])
+        value = draw(hnp.arrays(np.dtype(dtype), shape, elements=operand_elements(dtype, True)))
+        return Case((value,), ((None,) * len(shape),))
 
     return cases()
 
@@ -238,11 +248,89 @@ def empty_batch_broadcast(case) -> bool:
     return broadcast and (x.size == 0 or y.size == 0)
 
 
+# -- factorisations and solvers ------------------------------------------------------
+# (the matrices themselves are drawn by conformance.strategies.matrices)
+
+
+def has_zero_cross(case) -> bool:
+    a = case.values[0]
+    return a.size > 0 and bool((a == 0).all(axis=-1).any())
+
+
+def empty_batch(case) -> bool:
+    return any(0 in v.shape[:-2] for v in case.values)
+
+
+def solve_singular_result(example):
+    """Solve.perform answers a singular system with ``np.full(a.shape, nan, a.dtype)``."""
+    return {"backends": ONNX_BACKENDS, "blame": Blame.PYTENSOR,
+            "reason": "Solve.perform returns nan shaped and typed like a (float16 stays float16), "
+                      "not like its output, when scipy finds a singular (or, for pos, not "
+                      "positive definite) matrix",
+            "match": r"shape=|gives float16|pytensor-py raised ValueError: could not broadcast",
+            "when": lambda case: case.values[1].shape != case.values[0].shape
+            or case.values[0].dtype == np.float16, "example": example}
+
+
+def zero_batch(rhs: bool, **params) -> dict:
+    """Blockwise.perform runs a core op without a gufunc_spec through np.vectorize, which
+    raises on a length-0 batch axis (Det and MatrixInverse have one)."""
+    values = (np.zeros((0, 2, 2)), np.zeros(2)) if rhs else (np.zeros((0, 2, 2)),)
+    return {"backends": ONNX_BACKENDS, "blame": Blame.PYTENSOR,
+            "reason": "Blockwise.perform raises NotImplementedError on a length-0 batch axis "
+                      "(np.vectorize with zero size)",
+            "match": "pytensor-py raised NotImplementedError: vectorize with zero size",
+            "when": empty_batch, "example": fixed(*values, params=list(params.items()))}
+
+
+def no_float16(op: str) -> dict:
+    return {"backends": ONNX_BACKENDS, "dtypes": ("float16",), "blame": Blame.PYTENSOR,
+            "reason": f"{op} accepts float16 but perform raises (numpy.linalg has no float16)",
+            "match": "pytensor-py raised (TypeError|ValueError)",
+            "example": fixed([[1.0, 2.0], [3.0, 4.0]])}
+
+
+def linalg_tol(roundings: float) -> dict[str, Tol]:
+    """``roundings * u`` on the output's dtype (float16 input gives float32)."""
+    return {d: Tol(atol=roundings * float(np.finfo(d).eps) / 2) for d in FLOAT_PAIR}
+
+
+def ill_tol(tol: dict[str, Tol], power: int = 1) -> dict[str, Tol]:
+    """``tol`` times the *_illcond rows' condition number ILL_COND (``power`` times)."""
+    return {d: Tol(rtol=t.rtol * ILL_COND[d] ** power, atol=t.atol * ILL_COND[d] ** power)
+            for d, t in tol.items()}
+
+
+FLOAT_PAIR = ("float32", "float64")
+LOWER = ("lower", (True, False))
+TRIANGULAR = (LOWER, ("trans", (0, 1)), ("unit_diagonal", (False, True)))
+SINGULAR_VECTOR_RHS = fixed([[1.0, 0.0], [0.0, 0.0]], [1.0, 1.0], params=[("lower", False)])
+INV_SINGULAR = {"backends": ONNX_BACKENDS, "blame": Blame.CONVERTER, "dtypes": FLOAT_PAIR,
+                "reason": "semantic gap: np.linalg.inv raises on a singular matrix, ONNX cannot "
+                          "raise and the model returns nan",
+                "match": "pytensor-py raised LinAlgError", "when": has_zero_cross,
+                "example": fixed([[1.0, 0.0], [0.0, 0.0]])}
+# Well-conditioned systems have |x| about 1, and LU, Cholesky and substitution are backward
+# stable: two of them differ by about n * cond * u, which 64 u bounds (substitution is
+# componentwise stable). A determinant has that relative error, log|det| that absolute one.
+# The *_illcond rows scale it by ILL_COND, the inverse (entries up to ILL_COND) once more.
+SOLVE_TOL = linalg_tol(MAX_N * 16)
+DET_RTOL = {d: Tol(rtol=MAX_N * 16 * float(np.finfo(d).eps) / 2) for d in FLOAT_PAIR}
+
+
+def _solve(assume_a):
+    return lambda a, b, lower: pt.linalg.solve(a, b, assume_a=assume_a, lower=lower)
+
+
+def _solve_triangular(a, b, lower, trans, unit_diagonal):
+    return pt.linalg.solve_triangular(a, b, lower=lower, trans=trans,
+                                      unit_diagonal=unit_diagonal)
+
+
 DOT_TOL = rounding(MAX_K, MAX_K)
 SCALED_TOL = rounding(MAX_K + 2, MAX_K + 1)  # a*dot + b*z with |a|, |b|, |z| <= 1
 DET_TOL = rounding(27, 6)  # n <= 3: LU's n**3 roundings, |det| <= 3! for entries in [-1, 1]
 SMALL_INTS = ("bool", "int8", "int16", "uint8", "uint16")
-WIDE_DET = ("int32", "int64", "uint32", "uint64", "float64")
 UINT_WIDE = ("uint32", "uint64")
 
 
@@ -291,27 +379,68 @@ ROWS = [
            reason="ReduceSum on int64 loses low bits of values near 2**63 (inlined ii->i, ij->)",
            match="exact match required",
            when=lambda case: "," not in dict(case.params)["subscripts"],
-           example=fixed([[2**63 - 2]], params=[("subscripts", "ii->i")]))
-    .xfail(backends=ORT_BACKENDS, dtypes=("bool", "int16", "uint8", "uint16", "uint32", "uint64"),
-           blame=Blame.ONNXRUNTIME, match="NOT_IMPLEMENTED",
-           reason="no CPU Where or ReduceSum kernel for these dtypes (inlined ii->i and ij->)",
-           when=lambda case: "," not in dict(case.params)["subscripts"],
-           example=fixed(np.ones((2, 2)), params=[("subscripts", "ii->i")])),
+           example=fixed([[2**63 - 2]], params=[("subscripts", "ii->i")])),
     Row("extract_diag", lambda x, offset, axis1, axis2: pt.diagonal(x, offset, axis1, axis2),
         diagonal_operands, ALL),
     Row("alloc_diag", lambda v, offset, axis1, axis2: ptb.alloc_diag(v, offset, axis1, axis2),
         alloc_diagonal_operands, ALL),
     Row("det", pt.linalg.det, square_operands, ALL, tol=DET_TOL)
-    .xfail(**no_ort_kernel("Det", WIDE_DET, fixed([[1, 2], [3, 4]])))
-    .xfail(backends=ORT_BACKENDS, dtypes=SMALL_INTS, blame=Blame.ONNXRUNTIME,
-           reason="PyTensor 2.38 types det of small ints as float64 (3.x: float32), and ONNX "
-                  "Runtime has no CPU kernel for Det on float64",
-           match="NOT_IMPLEMENTED", example=fixed([[1, 2], [3, 4]]), versions="pytensor<3")
     .xfail(backends=ONNX_BACKENDS, dtypes=SMALL_INTS, blame=Blame.PYTENSOR,
            reason="Det's output type is float32 for small ints but perform returns float64",
            match="dtype=float32, but pytensor-py gives float64", example=fixed([[1, 0], [0, 1]]),
            versions="pytensor>=3")
-    .xfail(backends=ONNX_BACKENDS, dtypes=("float16",), blame=Blame.PYTENSOR,
-           reason="Det accepts float16 but perform raises (numpy.linalg has no float16)",
-           match="pytensor-py raised TypeError", example=fixed([[1.0, 2.0], [3.0, 4.0]])),
+    .xfail(**no_float16("Det")),
+    Row("det_matrices", pt.linalg.det, square_systems(("general", "singular")), FLOATS,
+        tol=DET_RTOL).xfail(**no_float16("Det")),
+    Row("det_illcond", pt.linalg.det, square_systems(("general_ill",), batches=[()]),
+        FLOAT_PAIR, tol=ill_tol(DET_RTOL)),
+    Row("slogdet", lambda a: Blockwise(SLogDet())(a), square_systems(("general", "singular")),
+        FLOATS, tol=SOLVE_TOL).xfail(**no_float16("SLogDet")),
+    Row("slogdet_illcond", lambda a: Blockwise(SLogDet())(a),
+        square_systems(("general_ill",), batches=[()]), FLOAT_PAIR, tol=ill_tol(SOLVE_TOL)),
+    Row("cholesky", lambda a, lower: pt.linalg.cholesky(a, lower=lower),
+        square_systems(("spd", "not_pd", "singular_pd", "nonfinite_pd"), params=(LOWER,)),
+        FLOATS, tol=SOLVE_TOL).xfail(**zero_batch(False, lower=True)),
+    Row("cholesky_illcond", lambda a, lower: pt.linalg.cholesky(a, lower=lower),
+        square_systems(("spd_ill",), params=(LOWER,), batches=[()]), FLOAT_PAIR,
+        tol=ill_tol(SOLVE_TOL)),
+    Row("solve_triangular", _solve_triangular,
+        square_systems(("triangular", "triangular_singular"), rhs="tri", params=TRIANGULAR),
+        FLOATS, tol=SOLVE_TOL)
+    .xfail(**zero_batch(True, lower=True, trans=0, unit_diagonal=False)),
+    Row("solve_triangular_illcond", _solve_triangular,
+        square_systems(("triangular_ill",), rhs="tri", params=TRIANGULAR, batches=[()]),
+        FLOAT_PAIR, tol=ill_tol(SOLVE_TOL)),
+    Row("cho_solve", lambda c, b, lower: pt.linalg.cho_solve((c, lower), b),
+        square_systems(("factor",), rhs="cho", params=(LOWER,)), FLOATS, tol=SOLVE_TOL)
+    .xfail(**zero_batch(True, lower=True)),
+    Row("cho_solve_illcond", lambda c, b, lower: pt.linalg.cho_solve((c, lower), b),
+        square_systems(("factor_ill",), rhs="cho", params=(LOWER,), batches=[()]),
+        FLOAT_PAIR, tol=ill_tol(SOLVE_TOL)),
+    Row("solve", _solve("gen"), square_systems(("general", "singular"), rhs="gen",
+                                               params=(LOWER,)), FLOATS, tol=SOLVE_TOL)
+    .xfail(**solve_singular_result(SINGULAR_VECTOR_RHS))
+    .xfail(**zero_batch(True, lower=False)),
+    Row("solve_illcond", _solve("gen"),
+        square_systems(("general_ill",), rhs="gen", params=(LOWER,), batches=[()]),
+        FLOAT_PAIR, tol=ill_tol(SOLVE_TOL)),
+    Row("solve_sym", _solve("sym"), square_systems(("symmetric", "symmetric_singular"),
+                                                   rhs="sym", params=(LOWER,)),
+        FLOATS, tol=SOLVE_TOL)
+    .xfail(**solve_singular_result(SINGULAR_VECTOR_RHS))
+    .xfail(**zero_batch(True, lower=False)),
+    Row("solve_pos", _solve("pos"), square_systems(("spd", "not_pd", "singular_pd"), rhs="sym",
+                                                   params=(LOWER,)), FLOATS, tol=SOLVE_TOL)
+    .xfail(**solve_singular_result(fixed([[1.0, 0.0], [0.0, -1.0]], [1.0, 1.0],
+                                        params=[("lower", False)])))
+    .xfail(**zero_batch(True, lower=False))
+    .xfail(backends=ONNX_BACKENDS, blame=Blame.PYTENSOR,
+           reason="scipy.linalg.solve divides a 1x1 system without checking that a > 0 "
+                  "(assume_a='pos'); larger ones not positive definite give nan",
+           match="=nan but pytensor-py=", when=lambda case: case.values[0].shape[-1] == 1,
+           example=fixed([[-2.0]], [1.0], params=[("lower", False)])),
+    Row("inv", pt.linalg.inv, square_systems(("general", "singular")), FLOATS, tol=SOLVE_TOL)
+    .xfail(**INV_SINGULAR).xfail(**no_float16("MatrixInverse")),
+    Row("inv_illcond", pt.linalg.inv, square_systems(("general_ill",), batches=[()]),
+        FLOAT_PAIR, tol=ill_tol(SOLVE_TOL, power=2)),
 ]

@@ -14,7 +14,7 @@ from pytensor.compile.ops import DeepCopyOp, ViewOp
 from pytensor.raise_op import Assert, CheckAndRaise
 from pytensor.tensor.extra_ops import fill_diagonal, fill_diagonal_offset
 
-from conformance.registry import ONNX_BACKENDS, ORT_BACKENDS, Blame, Case, Row, no_ort_kernel
+from conformance.registry import ONNX_BACKENDS, ORT_BACKENDS, Blame, Case, Row
 from conformance.strategies import ANY, array_shapes, arrays, dtypes, elements, elemwise
 from conformance.strategies.values import special_values
 
@@ -338,15 +338,11 @@ ROWS = [
     # PyTensor's wrap padding repeats x, and repeat refuses uint64 when building the graph.
     pad_row("wrap", tuple(d for d in ALL if d != "uint64"), PAD_EMPTY_ARRAY),
     Row("unique", unique, uniques(), ALL)
-    .xfail(**no_ort_kernel("Unique", ("uint64",),
-                           example([1, 1], params=[("flags", (False,) * 3), ("axis", None)])))
     .xfail(backends=ORT_BACKENDS, dtypes=dtypes.FLOATS, blame=Blame.ONNXRUNTIME, when=has_nan,
            reason="ONNX Runtime's Unique mishandles nan (it drops other values); numpy.unique "
                   "keeps them and one nan, sorted last",
            example=example([np.nan, 1, np.nan], params=[("flags", (True,) * 3), ("axis", None)])),
     Row("unique_axis", unique, uniques(axis_rows=True), ALL)
-    .xfail(**no_ort_kernel("Unique", ("uint64",),
-                           example([[1, 1]], params=[("flags", (True,) * 3), ("axis", 0)])))
     .xfail(backends=ORT_BACKENDS, dtypes=dtypes.FLOATS, blame=Blame.ONNXRUNTIME, when=has_nan,
            reason="ONNX Runtime's Unique along an axis merges slices holding nan; numpy.unique "
                   "keeps them apart",

@@ -63,6 +63,7 @@ def context(doc: dict) -> dict:
         "speed": sections.speed(doc, backends),
         "trend": sections.trend(doc, rows),
         "records": sections.records(doc),
+        "upstream": sections.upstream(doc),
     }
 
 

@@ -185,3 +185,23 @@ def records(doc: dict) -> dict | None:
                 for k, v in sorted(found.items())]
 
     return {"fixed": listing(fixed), "inactive": listing(inactive)}
+
+
+def upstream(doc: dict) -> dict | None:
+    """The upstream root causes ``conformance upstream --report`` attached to the results
+    (optional key ``upstream``: ``{"installed", "causes": [...]}``, see conformance.upstream)."""
+    data = doc.get("upstream")
+    if not isinstance(data, dict) or not data.get("causes"):
+        return None
+    causes = [{"blame": str(c.get("blame", "")), "reason": str(c.get("reason", "")),
+               "records": [str(r) for r in c.get("records") or []],
+               "cells": [str(x) for x in c.get("cells") or []],
+               "since": c.get("since"), "fixed": c.get("fixed"),
+               "issue": _relative(c.get("issue")), "script": _relative(c.get("script"))}
+              for c in data["causes"] if isinstance(c, dict)]
+    return {"installed": [str(v) for v in data.get("installed") or []], "causes": causes}
+
+
+def _relative(link) -> str | None:
+    """A link to a file beside the report; anything with a scheme (javascript:) is dropped."""
+    return link if isinstance(link, str) and link and ":" not in link else None

@@ -10,6 +10,8 @@ import importlib
 
 CATEGORY_MODULES = (
     "elemwise", "elemwise_math", "reduce", "shape", "creation", "subtensor", "linalg", "nn", "misc",
+    "special",
+    "linalg_solve",
 )
 
 _loaded = [importlib.import_module(f"{__name__}.{name}") for name in CATEGORY_MODULES]

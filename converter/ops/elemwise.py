@@ -3,8 +3,8 @@
 Scalar ops that map one-to-one onto an ONNX operator are table rows; the rest are functions
 whose docstrings say how PyTensor's semantics differ from ONNX's. Every scalar rule works on
 whole tensors (ONNX broadcasting matches PyTensor's once DimShuffle has aligned ranks).
-Rules needing longer compositions (division, rounding, log/exp variants) are in
-``elemwise_math``.
+Rules needing longer compositions (division, rounding, log/exp variants, trigonometric
+and hyperbolic functions ONNX Runtime has no float64 kernel for) are in ``elemwise_math``.
 """
 
 from __future__ import annotations
@@ -28,12 +28,9 @@ from converter.errors import UnsupportedOpError
 ARITHMETIC = {
     ps.Sub: "Sub", ps.TrueDiv: "Div", ps.Sign: "Sign", ps.Reciprocal: "Reciprocal",
     ps.Exp: "Exp", ps.Log: "Log", ps.Sqrt: "Sqrt",
-    ps.Sin: "Sin", ps.Cos: "Cos", ps.Tan: "Tan",
-    ps.ArcSin: "Asin", ps.ArcCos: "Acos", ps.ArcTan: "Atan",
-    ps.Sinh: "Sinh", ps.Cosh: "Cosh", ps.Tanh: "Tanh",
-    ps.ArcSinh: "Asinh", ps.ArcCosh: "Acosh", ps.ArcTanh: "Atanh",
+    ps.Sin: "Sin", ps.Cos: "Cos", ps.Tanh: "Tanh",
     ps.Floor: "Floor", ps.Ceil: "Ceil", ps.RoundHalfToEven: "Round",
-    psm.Erf: "Erf", psm.Sigmoid: "Sigmoid",
+    psm.Sigmoid: "Sigmoid",
     ps.Identity: "Identity",
 }
 
@@ -97,13 +94,15 @@ def scalar_rule(sop, ctx: Context, ins, in_dtypes, out_dtypes) -> list[str]:
 
 def _fold(ctx: Context, ops, ins, in_dtypes, out) -> str:
     """Left fold; numpy reduces 3+ float16 operands (np.sum, np.prod) in float32, so does
-    this (ONNX Runtime may too, having dropped the Casts between its float16 nodes)."""
+    this (ONNX Runtime may too, having dropped the Casts between its float16 nodes).
+    int16/uint16 Max/Min run in int32 (no ONNX Runtime kernel): exact, same order."""
     op = ops[1] if is_bool(out) else ops[0]
     work = "float32" if np.dtype(out) == np.float16 and len(ins) > 2 else out
-    names = cast_all(ctx, ins, in_dtypes, work)
+    names = [ctx.to_kernel(op, n, work) for n in cast_all(ctx, ins, in_dtypes, work)]
     result = names[0]
     for name in names[1:]:
         result = ctx.add(op, [result, name])
+    result = ctx.from_kernel(op, result, work)
     return ctx.cast(ctx.add("Identity", [result]) if len(names) == 1 else result, work, out)
 
 
@@ -207,10 +206,11 @@ def _second(sop, ctx, ins, in_dtypes, out_dtypes):
 
 @scalar_rule.register(ps.Switch)
 def _switch(sop, ctx, ins, in_dtypes, out_dtypes):
-    """Where(cond != 0, a, b): PyTensor accepts any numeric condition, ONNX wants bool."""
+    """Where(cond != 0, a, b): PyTensor accepts any numeric condition, ONNX wants bool.
+    Where selects, so the dtypes ONNX Runtime lacks run in a wider one (Context.add_typed)."""
     cond = ctx.cast(ins[0], in_dtypes[0], "bool")
     a, b = cast_all(ctx, ins[1:], in_dtypes[1:], out_dtypes[0])
-    return [ctx.add("Where", [cond, a, b])]
+    return [ctx.add_typed("Where", [cond, a, b], out_dtypes[0], data=(1, 2))]
 
 
 @scalar_rule.register(ps.Clip)
@@ -222,7 +222,8 @@ def _clip(sop, ctx, ins, in_dtypes, out_dtypes):
     x, lo, hi = cast_all(ctx, ins, in_dtypes, out)
     below = _compare(ctx, "Less", [x, lo], [out, out])
     above = _compare(ctx, "Greater", [x, hi], [out, out])
-    return [ctx.add("Where", [below, lo, ctx.add("Where", [above, hi, x])])]
+    inner = ctx.add_typed("Where", [above, hi, x], out, data=(1, 2))
+    return [ctx.add_typed("Where", [below, lo, inner], out, data=(1, 2))]
 
 
 @scalar_rule.register(ps.Composite)

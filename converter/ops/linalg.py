@@ -1,12 +1,12 @@
 """Linear algebra: Dot and the BLAS ops PyTensor's rewrites produce (Dot22, Dot22Scalar,
-Gemm, Gemv, Ger, BatchedDot), Blockwise over a core op (matmul, det), Einsum, ExtractDiag
+Gemm, Gemv, Ger, BatchedDot), Blockwise over a core op (matmul), Einsum, ExtractDiag
 and AllocDiag.
 
 Products follow ``np.matmul``: the output dtype is PyTensor's upcast of the inputs and
 integers wrap. ONNX MatMul has no bool or 8/16-bit integer kernels, so those multiply in
 int32 and are cast back: exact, since integer arithmetic wraps modulo 2**bits either way
 (and a bool product is True exactly when the int32 count of true terms is nonzero).
-Decompositions and solvers have no ONNX operator and raise ``UnsupportedOpError``.
+Factorisations, solvers and determinants are in ``linalg_solve``.
 """
 
 from __future__ import annotations
@@ -22,27 +22,12 @@ from pytensor.tensor.math import Dot
 from converter._core import Context, convert_op
 from converter.errors import UnsupportedOpError
 
-try:  # PyTensor 3
-    from pytensor.tensor.linalg import Cholesky, Det, MatrixInverse, Solve, SolveTriangular
-except ImportError:  # PyTensor 2.x
-    from pytensor.tensor.nlinalg import Det, MatrixInverse
-    from pytensor.tensor.slinalg import Cholesky, Solve, SolveTriangular
-
 try:  # Einsum exists from PyTensor 2.22 on
     from pytensor.tensor.einsum import Einsum
 except ImportError:  # pragma: no cover - older PyTensor
     Einsum = None
 
 _MATMUL_TYPES = {"int32", "int64", "uint32", "uint64", "float16", "float32", "float64"}
-
-#: Core ops ONNX has no operator for, and why (named in the UnsupportedOpError).
-NO_ONNX_EQUIVALENT = {
-    Cholesky: "ONNX has no Cholesky factorisation operator",
-    SolveTriangular: "ONNX has no triangular-solve operator",
-    Solve: "ONNX has no linear-solve operator",
-    MatrixInverse: "ONNX has no matrix-inverse operator (Inverse is com.microsoft only)",
-}
-
 
 def work_dtype(dtype: str) -> str:
     """The dtype a product of ``dtype`` values is computed in (see the module docstring)."""
@@ -136,18 +121,11 @@ def _ger(op, ctx: Context, node):
     return [ctx.add("Where", [zero, ctx.name_of(A), updated])]
 
 
-def _det(op, ctx: Context, node):
-    """ONNX Det on ``[*, M, M]``, in PyTensor's declared output dtype (float32 or float64)."""
-    out = node.outputs[0].type.dtype
-    return [ctx.add("Det", [_in(ctx, node.inputs[0], out)])]
-
-
 @functools.singledispatch
 def blockwise_rule(core_op, ctx: Context, node):
     """Convert ``node``, a Blockwise applying ``core_op`` over leading batch axes."""
-    reason = next((r for cls, r in NO_ONNX_EQUIVALENT.items() if isinstance(core_op, cls)),
-                  f"no rule for Blockwise over {type(core_op).__name__}")
-    raise UnsupportedOpError(node.op, [i.type for i in node.inputs], reason)
+    raise UnsupportedOpError(node.op, [i.type for i in node.inputs],
+                             f"no rule for Blockwise over {type(core_op).__name__}")
 
 
 @convert_op.register(Blockwise)
@@ -155,10 +133,8 @@ def _blockwise(op, ctx: Context, node):
     return blockwise_rule(op.core_op, ctx, node)
 
 
-# MatMul and Det broadcast/batch over leading axes exactly as Blockwise does.
+# MatMul broadcasts over leading axes exactly as Blockwise does.
 blockwise_rule.register(Dot)(_dot)
-blockwise_rule.register(Det)(_det)
-convert_op.register(Det)(_det)
 
 
 def inline_inner_graph(ctx: Context, node) -> list[str]:

@@ -19,7 +19,7 @@ from pytensor.tensor.extra_ops import (
 )
 
 from converter._core import Context, convert_op
-from converter.errors import UnsupportedOpError
+from converter.errors import UnsupportedOpError, warn_check_dropped
 
 try:  # ViewOp's base class (also of SpecifyAssumptions); absent in older PyTensor
     from pytensor.compile.ops import TypeCastingOp
@@ -76,7 +76,9 @@ for _cls in {DeepCopyOp, ViewOp, TypeCastingOp}:
 @convert_op.register(CheckAndRaise)
 def _check_and_raise(op, ctx: Context, node):
     """Assert / CheckAndRaise return their first input or raise when a condition is false.
-    ONNX cannot raise, so the value passes through unchecked (a recorded semantic gap)."""
+    ONNX cannot raise, so the value passes through unchecked (a recorded semantic gap), with a
+    ``RuntimeCheckDropped`` warning once per conversion."""
+    warn_check_dropped(ctx, op, "that its conditions hold")
     return [ctx.add("Identity", [ctx.name_of(node.inputs[0])])]
 
 
@@ -202,20 +204,16 @@ if Pad is not None:
 
 # -- Unique, Nonzero ---------------------------------------------------------------
 
-# ONNX Runtime's Unique has int8/int64/float kernels only; these widen exactly, keeping order.
-_UNIQUE_WIDEN = {"bool": "int8", "int16": "int64", "int32": "int64", "uint8": "int64",
-                 "uint16": "int64", "uint32": "int64"}
-
-
 @convert_op.register(Unique)
 def _unique(op, ctx: Context, node):
     """ONNX Unique (sorted=1) has numpy.unique's outputs, always all four and in a fixed
     order (values, first indices, inverse, counts); PyTensor returns the requested ones.
-    Without an axis both flatten the input."""
+    Without an axis both flatten the input. ONNX Runtime's Unique has int8/int64/float
+    kernels only: other integers are mapped into int64 (uint64 by ``Context.to_kernel``'s
+    order-preserving ``x xor 2**63``), which keeps equality and sorted order."""
     (x,) = node.inputs
     dtype = x.type.dtype
-    work = _UNIQUE_WIDEN.get(dtype, dtype)
-    data = ctx.cast(ctx.name_of(x), dtype, work)
+    data = ctx.to_kernel("Unique", ctx.name_of(x), dtype)
     if op.axis is None:
         data = ctx.add("Reshape", [data, _ints(ctx, [-1])])
         values, first, inverse, counts = ctx.add("Unique", [data], n_out=4, sorted=1)
@@ -224,7 +222,7 @@ def _unique(op, ctx: Context, node):
     wanted = (True, op.return_index, op.return_inverse, op.return_counts)
     every = (values, first, inverse, counts)
     outs = [name for name, keep in zip(every, wanted, strict=True) if keep]
-    outs[0] = ctx.cast(values, work, dtype)
+    outs[0] = ctx.from_kernel("Unique", values, dtype)
     return outs
 
 

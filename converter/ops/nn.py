@@ -103,19 +103,23 @@ def _argsort(ctx: Context, x: str, dtype, axis: int) -> str:
     """Stable ascending order along ``axis`` with nan last, as numpy's stable argsort.
 
     ONNX TopK breaks ties by the lower index but leaves nan open, so floats sort twice:
-    by value with nan read as +inf, then (stably) by is-nan."""
+    by value with nan read as +inf, then (stably) by is-nan. Unsigned keys ONNX Runtime
+    cannot sort go through ``Context.to_kernel``'s order-preserving map."""
     k = ctx.add("Shape", [x], start=axis, end=axis + 1)
 
-    def order(key):
-        _, idx = ctx.add("TopK", [key, k], n_out=2, axis=axis, largest=0, sorted=1)
+    def order(key, key_dtype):
+        _, idx = ctx.add_typed("TopK", [key, k], key_dtype, results=(), n_out=2, axis=axis,
+                               largest=0, sorted=1)
         return idx
 
     if np.dtype(dtype).kind != "f":
-        return order(ctx.cast(x, dtype, "uint8") if dtype == "bool" else x)
+        if dtype == "bool":
+            return order(ctx.cast(x, dtype, "uint8"), "uint8")
+        return order(x, dtype)
     nan = ctx.add("IsNaN", [x])
-    first = order(ctx.add("Where", [nan, ctx.constant(np.inf, dtype), x]))
+    first = order(ctx.add("Where", [nan, ctx.constant(np.inf, dtype), x]), dtype)
     nan_sorted = ctx.add("GatherElements", [ctx.cast(nan, "bool", "uint8"), first], axis=axis)
-    second = order(nan_sorted)
+    second = order(nan_sorted, "uint8")
     return ctx.add("GatherElements", [first, second], axis=axis)
 
 

@@ -52,10 +52,15 @@ def reduced_axes(op, ndim: int) -> list[int]:
     return sorted(a % ndim for a in axes) if ndim else []
 
 
-def reduce_axes(ctx: Context, onnx_op: str, x: str, axes: list[int], keepdims: int = 0) -> str:
-    """``onnx_op`` over ``axes``; an empty axis list is a no-op, not 'all'."""
+def reduce_axes(ctx: Context, onnx_op: str, x: str, dtype, axes: list[int],
+                keepdims: int = 0) -> str:
+    """``onnx_op`` over ``axes`` of ``x`` (of ``dtype``); an empty axis list is a no-op, not
+    'all'. uint32/uint64, which ONNX Runtime cannot reduce, run in int64 (see
+    ``Context.add_typed``): sums and products wrap alike in both (the same bits modulo
+    2**64), max/min compare alike after the order-preserving map."""
     axes_name = ctx.constant(np.asarray(axes, dtype=np.int64), hint="axes")
-    return ctx.add(onnx_op, [x, axes_name], keepdims=keepdims, noop_with_empty_axes=1)
+    return ctx.add_typed(onnx_op, [x, axes_name], dtype, keepdims=keepdims,
+                         noop_with_empty_axes=1)
 
 
 def reduce_in(ctx: Context, onnx_op: str, x: str, in_dtype, work, out_dtype, axes,
@@ -69,7 +74,7 @@ def reduce_in(ctx: Context, onnx_op: str, x: str, in_dtype, work, out_dtype, axe
         run = "uint8" if onnx_op in ("ReduceMax", "ReduceMin") else "int32"
     else:
         x, held, run = ctx.cast(x, in_dtype, acc), acc, _WIDEN.get(acc, acc)
-    y = reduce_axes(ctx, onnx_op, ctx.cast(x, held, run), axes, keepdims)
+    y = reduce_axes(ctx, onnx_op, ctx.cast(x, held, run), run, axes, keepdims)
     return ctx.cast(ctx.cast(y, run, acc), acc, out_dtype)
 
 
@@ -157,7 +162,9 @@ def _argmax(op, ctx: Context, node):
     """PyTensor takes the first maximum over the reduced axes flattened in C order (any
     axis set), like numpy, and a nan counts as the maximum. ONNX ArgMax takes one axis
     and leaves nan open: several axes are moved last and merged, and the first nan
-    (found by an ArgMax over IsNaN) wins wherever one exists. Bool runs as uint8."""
+    (found by an ArgMax over IsNaN) wins wherever one exists. Bool runs as uint8, and
+    integers ONNX Runtime lacks a kernel for through ``Context.to_kernel`` (exact and
+    order-preserving, so the first maximum keeps its index)."""
     (var,) = node.inputs
     dtype, ndim = var.type.dtype, var.type.ndim
     x = ctx.name_of(var)
@@ -169,10 +176,11 @@ def _argmax(op, ctx: Context, node):
     axis = ndim - len(axes)
     if dtype == "bool":
         x = ctx.cast(x, "bool", "uint8")
-    idx = ctx.add("ArgMax", [x], axis=axis, keepdims=0, select_last_index=0)
+    idx = ctx.add_typed("ArgMax", [x], "uint8" if dtype == "bool" else dtype, results=(),
+                        axis=axis, keepdims=0, select_last_index=0)
     if np.dtype(dtype).kind == "f":
         nan = ctx.cast(ctx.add("IsNaN", [x]), "bool", "uint8")
-        has_nan = ctx.cast(reduce_axes(ctx, "ReduceMax", nan, [axis]), "uint8", "bool")
+        has_nan = ctx.cast(reduce_axes(ctx, "ReduceMax", nan, "uint8", [axis]), "uint8", "bool")
         first_nan = ctx.add("ArgMax", [nan], axis=axis, keepdims=0, select_last_index=0)
         idx = ctx.add("Where", [has_nan, first_nan, idx])
     return [idx]
@@ -185,7 +193,8 @@ def _cumop(op, ctx: Context, node):
     integers and bool scan in int32 and are cast back (bool as ``!= 0``: a running 'or'
     for cumsum, 'and' for cumprod, as numpy's bool accumulate in the C code).
     ``axis=None`` (PyTensor < 3) flattens. CumProd exists from opset 26; before, a Scan
-    multiplies step by step."""
+    multiplies step by step. uint32/uint64 CumSum runs in int64 (ONNX Runtime has no
+    kernel): the low bits of a two's-complement sum are those of the unsigned one."""
     (var,) = node.inputs
     dtype = var.type.dtype
     x = ctx.name_of(var)
@@ -195,7 +204,7 @@ def _cumop(op, ctx: Context, node):
     work = _SCAN_WIDEN.get(dtype, dtype)
     x = ctx.cast(x, dtype, work)
     if op.mode == "add":
-        y = ctx.add("CumSum", [x, ctx.constant(axis, np.int64)])
+        y = ctx.add_typed("CumSum", [x, ctx.constant(axis, np.int64)], work)
     elif ctx.opset >= 26 and work != "float16":  # ORT's float16 CumProd runs in float32
         y = ctx.add("CumProd", [x, ctx.constant(axis, np.int64)])
     else:

@@ -11,7 +11,7 @@ from pytensor.tensor.elemwise import DimShuffle
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 
 from converter._core import Context, convert_op
-from converter.errors import UnsupportedOpError
+from converter.errors import UnsupportedOpError, warn_check_dropped
 from converter.ops.elemwise import scalar_rule
 
 
@@ -84,7 +84,9 @@ def _shape_i(op, ctx: Context, node):
 @convert_op.register(SpecifyShape)
 def _specify_shape(op, ctx: Context, node):
     """Identity: ONNX cannot raise, so PyTensor's runtime shape check is dropped (a graph
-    whose input violates the specified shape runs where PyTensor would raise)."""
+    whose input violates the specified shape runs where PyTensor would raise), with a
+    ``RuntimeCheckDropped`` warning once per conversion."""
+    warn_check_dropped(ctx, op, "its input's shape")
     return [ctx.add("Identity", [ctx.name_of(node.inputs[0])])]
 
 

@@ -256,7 +256,8 @@ def _inc_subtensor(op, ctx: Context, node):
         current = ctx.add("Gather", [x_flat, positions], axis=0)
         updates = ctx.add("Or" if dtype == "bool" else "Add", [current, updates])
     if accumulate and dtype != "bool":
-        out = ctx.add("ScatterElements", [x_flat, positions, updates], axis=0, reduction="add")
+        out = ctx.add_typed("ScatterElements", [x_flat, positions, updates], dtype,
+                            data=(0, 2), axis=0, reduction="add")
         return [ctx.add("Reshape", [out, shape], allowzero=1)]
 
     ordinals = ctx.add("Add", [ctx.add("Range", [zero, ctx.add("Size", [positions]), one]), n])

@@ -1,0 +1,119 @@
+"""Special functions: erf, erfc, erfcx, erfinv, erfcinv, gammaln, gamma and psi.
+
+Tolerances are what the converter's formulations meet against PyTensor's Python Ops
+(scipy.special), measured over the whole domain: float16 is computed in float32 and
+rounded, float32 in float32, float64 in float64 (erf and erfc of every dtype in float64).
+The absolute tolerances of gammaln and psi cover the cancellation next to their roots on
+the negative axis (a few ulp of the reflection terms, up to ~36 for psi, not of the result).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+
+from conformance.registry import ONNX_BACKENDS, Blame, Case, Row, Tol
+from conformance.strategies import ANY, Domain, dtypes, elemwise, fixed
+
+# The C backends compute with libm (lgamma, tgamma), so they part from scipy where it does.
+C_BACKENDS = ("pytensor-c", "pytensor-c-opt")
+NOT_SCIPY = (*C_BACKENDS, *ONNX_BACKENDS)
+DBL_MAX = float(np.finfo(np.float64).max)
+# scipy's gammaln is +inf from here on (Cephes' MAXLGM), though log Gamma(x) < DBL_MAX up
+# to about 2.5585e305.
+SCIPY_GAMMALN_MAX = 2.556348e305
+# scipy's gamma is +-0 below this, where Gamma(x) is still about 1e-308.
+SCIPY_GAMMA_ZERO_BELOW = -170.5674972726612
+# Subnormal results keep fewer bits: 64 steps of the subnormal spacing.
+SUBNORMAL_32, SUBNORMAL_64 = 64 * 2.0**-149, 64 * 2.0**-1074
+
+
+def unary(name: str, fn, domain: Domain = ANY, *, compose: bool = True, **kwargs) -> Row:
+    """A row on every dtype; random graphs use it unless it says ``compose=False``."""
+    return Row(name, fn, elemwise(domain), dtypes.ALL, compose=compose, **kwargs)
+
+
+def _float64_values(case: Case) -> np.ndarray | None:
+    x = case.values[0]
+    return x if x.dtype == np.float64 else None
+
+
+def gammaln_overflows_in_scipy(case: Case) -> bool:
+    """A nonzero |x| below 1 / DBL_MAX (Cephes' lgam divides 1 by it) or above MAXLGM."""
+    x = _float64_values(case)
+    if x is None:
+        return False
+    a = np.abs(x)
+    return bool((((a > 0) & (a < 1 / DBL_MAX)) | (a > SCIPY_GAMMALN_MAX) & np.isfinite(a)).any())
+
+
+def psi_just_above_negative_integer(case: Case) -> bool:
+    """scipy's psi loses up to 1e-6 of relative accuracy at x = -n + d for small d > 0."""
+    x = _float64_values(case)
+    if x is None:
+        return False
+    with np.errstate(invalid="ignore"):
+        d = x - np.floor(x)
+    return bool(((x < 0) & (d > 0) & (d < 1e-2)).any())
+
+
+def is_minus_inf(case: Case) -> bool:
+    x = case.values[0]
+    return x.dtype.kind == "f" and bool(np.isneginf(x).any())
+
+
+def psi_c_pole(case: Case) -> bool:
+    """+0, the negative integers and -inf: PyTensor's C Psi returns +inf there."""
+    x = case.values[0].astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        integral = x == np.floor(x)
+    return bool(((x == 0) & ~np.signbit(x) | (x < 0) & integral).any())
+
+
+def gamma_zero_in_scipy(case: Case) -> bool:
+    """Non-integer x between -172 and scipy's cut-off, where Gamma(x) is still nonzero."""
+    x = _float64_values(case)
+    if x is None:
+        return False
+    return bool(((x < SCIPY_GAMMA_ZERO_BELOW) & (x > -172) & (x != np.floor(x))).any())
+
+
+ROWS = [
+    unary("erf", pt.erf, tol={"float64": Tol(rtol=1e-15)}),
+    unary("erfc", pt.erfc, tol={"float64": Tol(rtol=2e-13)}),
+    unary("erfcx", pt.erfcx,
+          tol={"float32": Tol(rtol=2e-6), "float64": Tol(rtol=2e-13)}),
+    unary("erfinv", pt.erfinv,
+          tol={"float32": Tol(rtol=2e-6, atol=SUBNORMAL_32),
+               "float64": Tol(rtol=1e-14, atol=SUBNORMAL_64)}),
+    unary("erfcinv", pt.erfcinv,
+          tol={"float32": Tol(rtol=2e-6), "float64": Tol(rtol=1e-14)}),
+    # gammaln and psi stay out of random graphs: their float32 error next to the roots on the
+    # negative axis is above the graphs' default float32 tolerance.
+    unary("gammaln", pt.gammaln, compose=False,
+          tol={"float32": Tol(rtol=2e-6, atol=4e-6), "float64": Tol(rtol=1e-14, atol=3e-14)})
+    .xfail(backends=NOT_SCIPY, dtypes=("float64",), blame=Blame.PYTENSOR,
+           reason="scipy's gammaln is +inf for nonzero |x| < 1/DBL_MAX and |x| > 2.556e305",
+           match="abs err", when=gammaln_overflows_in_scipy, example=fixed(1e-310))
+    .xfail(backends=C_BACKENDS, dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
+           reason="C GammaLn gives +inf at -inf, where the Python Op (scipy) gives -inf",
+           match="abs err", when=is_minus_inf, example=fixed(-np.inf)),
+    unary("psi", pt.psi, compose=False,
+          tol={"float32": Tol(rtol=2e-6, atol=1e-5), "float64": Tol(rtol=1e-14, atol=1.5e-13)})
+    .xfail(backends=NOT_SCIPY, dtypes=("float64",), blame=Blame.PYTENSOR,
+           reason="scipy's psi loses up to 1e-6 relative accuracy just above negative integers",
+           match="abs err", when=psi_just_above_negative_integer,
+           example=fixed(-2.9999999999895515))
+    .xfail(backends=C_BACKENDS, dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
+           reason="C Psi gives +inf at +0 (scipy: -inf), negative integers and -inf (scipy: nan)",
+           match="abs err", when=psi_c_pole, example=fixed(0))
+    .xfail(backends=C_BACKENDS, dtypes=("float64",), blame=Blame.PYTENSOR,
+           reason="C Psi (its own series) is off by up to ~1e-10, e.g. psi(1) = -0.57721566499618",
+           match="abs err", example=fixed(1)),
+    unary("gamma", pt.gamma,
+          tol={"float32": Tol(rtol=2e-6, atol=SUBNORMAL_32),
+               "float64": Tol(rtol=1e-14, atol=SUBNORMAL_64)})
+    .xfail(backends=NOT_SCIPY, dtypes=("float64",), blame=Blame.PYTENSOR,
+           reason="scipy's gamma is +-0 for x in (-171.62, -170.57), where |Gamma(x)| ~ 1e-308",
+           match="abs err", when=gamma_zero_in_scipy, example=fixed(-170.6461089723011)),
+]

@@ -1,0 +1,394 @@
+"""From recorded divergences to upstream issues: one issue text and one standalone script
+per root cause.
+
+**Grouping rule.** Two records (``Known`` of any rows) share a root cause when they blame the
+same package the same way (``Known.package`` and ``Known.blame``) and their reasons are the
+same once dtype names and dtype lists (``int16/uint16``) are replaced by ``<dtype>`` and a
+trailing parenthetical remark is dropped. So "no CPU kernel for Max on int16/uint16" and
+"... for Max on int16 (uint8 with int8)" are one cause, whatever rows, dtypes and opsets
+they concern; the reason text is the key, no extra field is needed.
+
+**Cells.** A root cause covers cells (record, dtype, opset). Without a run, every dtype a
+record names at the converter's default opset; with a run's results, the tests whose
+records showed (``xfail_seen``) or whose strict records did not, at their opsets.
+
+**Scripts.** Each cell's example runs on the reference and the backends the record names.
+The side at fault is the record's backend (preferring ``onnxruntime``, then ``-noopt``,
+``-rewritten``, ``onnx-reference``), or for PyTensor records that name ONNX backends, the
+reference (PyTensor's Python linker) itself, judged against the ONNX backend. The script
+embeds the inputs and the expected outputs (computed by the side that is right) and runs
+the side at fault with only numpy and that package imported (see upstream_script).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from conformance import upstream_script as script
+from conformance.registry import ALL_DTYPES, Blame, Case, Known, Row
+
+UPSTREAM = (Blame.ONNXRUNTIME, Blame.ONNXRUNTIME_OPTIMIZER, Blame.ONNX_REFERENCE,
+            Blame.PYTENSOR)
+_DTYPE = "|".join(sorted(ALL_DTYPES, key=len, reverse=True))
+_DTYPES = re.compile(rf"\b(?:{_DTYPE})(?:/(?:{_DTYPE}))*\b")
+_TAIL = re.compile(r"\s*\([^()]*\)\s*$")
+PYTENSOR_SIDE = ("pytensor-c", "pytensor-c-opt")
+#: Which of a record's backends a script runs, first found first.
+FAULTY_ORDER = ("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten", "onnx-reference",
+                "pytensor-c", "pytensor-c-opt")
+TITLES = {"onnxruntime": "ONNX Runtime", "onnx": "ONNX reference evaluator",
+          "pytensor": "PyTensor"}
+
+
+def inner_graphs_on_cvm() -> None:
+    """PyTensor's default linker set to cvm (unless PYTENSOR_FLAGS names one), as in
+    conformance runs (conformance.pytensor_env): OpFromGraph inner graphs then run C code,
+    not numba, which is slow to compile. The scripts do the same."""
+    import os
+
+    import pytensor
+
+    if "linker=" not in os.environ.get("PYTENSOR_FLAGS", ""):
+        pytensor.config.linker = "cvm"
+
+
+def root_key(known: Known) -> tuple[str, str, str]:
+    """(package, blame, reason with dtypes and a trailing remark removed): see the module."""
+    reason = _TAIL.sub("", _DTYPES.sub("<dtype>", known.reason)).strip()
+    return (blamed_package(known), str(known.blame), reason)
+
+
+def blamed_package(known: Known) -> str:
+    """The package whose bug the record is: its blame's (``versions`` may bound another
+    package, e.g. an ONNX Runtime bug that only PyTensor 3's graphs reach)."""
+    from conformance.versions import BLAMED_PACKAGE
+
+    return BLAMED_PACKAGE.get(str(known.blame)) or known.package or str(known.blame)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One record of one row at one dtype and opset."""
+
+    row: Row
+    index: int  # the record's position in row.known
+    dtype: str
+    opset: int
+
+    @property
+    def known(self) -> Known:
+        return self.row.known[self.index]
+
+    @property
+    def name(self) -> str:
+        return f"{self.row.name}[{self.dtype}]:{self.index}"
+
+
+@dataclass
+class Repro:
+    """A cell made concrete: the case, the side at fault and what it should give."""
+
+    cell: Cell
+    case: Case
+    faulty: str
+    right: str
+    expected: object  # outputs or the exception the right side raised
+    actual: object
+    tol: object
+    shown: bool
+    message: str
+    code: str  # the case's entry in the script
+    onnx_ops: tuple[str, ...] = ()
+    pytensor_ops: tuple[str, ...] = ()
+
+
+@dataclass
+class RootCause:
+    key: tuple[str, str, str]
+    cells: list[Cell] = field(default_factory=list)
+    repros: list[Repro] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # cells that became no script case
+    slug: str = ""
+
+    @property
+    def package(self) -> str:
+        return self.key[0]
+
+    @property
+    def blame(self) -> str:
+        return self.key[1]
+
+    @property
+    def title(self) -> str:
+        reason = self.cells[0].known.reason
+        return f"[{TITLES.get(self.package, self.package)}] {reason}"
+
+    @property
+    def records(self) -> list[str]:
+        return sorted({f"{c.row.name}:{c.index}" for c in self.cells})
+
+    @property
+    def versions(self) -> str | None:
+        found = {c.known.versions for c in self.cells} - {None}
+        return ", ".join(sorted(found)) if found else None
+
+
+def registry_cells(rows: Iterable[Row], opset: int) -> list[Cell]:
+    """Every upstream record's dtypes at ``opset``."""
+    cells = []
+    for row in rows:
+        for i, known in enumerate(row.known):
+            if known.blame in UPSTREAM:
+                cells += [Cell(row, i, d, opset) for d in row.dtypes if known.applies(d)]
+    return cells
+
+
+def results_cells(doc: dict, rows: Iterable[Row]) -> tuple[list[Cell], list[str]]:
+    """The cells of a results document: records that showed (``xfail_seen``) or that a
+    strict XPASS reported, matched back to the registry by row, reason and blame; and a
+    line for each upstream failure that no record covers (they have no example)."""
+    by_name = {row.name: row for row in rows}
+    cells, unmatched = [], []
+    for test in doc.get("tests", []):
+        row = by_name.get(test.get("op"))
+        failure = test.get("failure") or {}
+        hit = {int(i) for i in (test.get("xfail_seen") or {})}
+        if failure.get("message", "").startswith("XPASS"):
+            hit |= set(range(len(test.get("known") or [])))
+        for i in sorted(hit):
+            rec = (test.get("known") or [])[i] if i < len(test.get("known") or []) else {}
+            index = _record_index(row, rec) if row else None
+            if index is None:
+                unmatched.append(f"{test.get('test')}: record {rec.get('reason')!r} is not in "
+                                 "this checkout's registry")
+            elif row.known[index].blame in UPSTREAM:
+                cells.append(Cell(row, index, test["dtype"], int(test["opset"])))
+        if failure.get("blame") in {str(b) for b in UPSTREAM} and \
+                not failure.get("message", "").startswith("XPASS"):
+            unmatched.append(f"{test.get('test')}: unrecorded {failure['blame']} divergence "
+                             f"({failure.get('case', '?')}); record it (Row.xfail with an "
+                             "example) to get a script, or replay it: "
+                             f"{failure.get('repro', 'conformance repro')}")
+    unique = {(c.row.name, c.index, c.dtype, c.opset): c for c in cells}
+    return list(unique.values()), unmatched
+
+
+def _record_index(row: Row, rec: dict) -> int | None:
+    for i, known in enumerate(row.known):
+        if known.reason == rec.get("reason") and str(known.blame) == rec.get("blame"):
+            return i
+    return None
+
+
+def group(cells: Iterable[Cell]) -> list[RootCause]:
+    causes: dict[tuple, RootCause] = {}
+    for cell in cells:
+        key = root_key(cell.known)
+        causes.setdefault(key, RootCause(key)).cells.append(cell)
+    found = sorted(causes.values(), key=lambda c: (c.package, c.blame, c.key[2]))
+    used: set[str] = set()
+    for cause in found:
+        base = _slug(f"{cause.package}-{_TAIL.sub('', cause.cells[0].known.reason)}")
+        slug, n = base, 2
+        while slug in used:
+            slug, n = f"{base}-{n}", n + 1
+        used.add(slug)
+        cause.slug = slug
+    return found
+
+
+def _slug(text: str, limit: int = 60) -> str:
+    words = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return words if len(words) <= limit else words[:limit].rsplit("-", 1)[0]
+
+
+# ---- running a cell --------------------------------------------------------------------
+
+def sides(known: Known) -> tuple[str, str]:
+    """(backend at fault, backend that is right) for a record, by the rule in the module."""
+    named = [b for b in FAULTY_ORDER if b in known.backends]
+    if known.blame == Blame.PYTENSOR and not set(known.backends) <= set(PYTENSOR_SIDE):
+        right = next(b for b in ("onnx-reference", *FAULTY_ORDER) if b in known.backends)
+        return "pytensor-py", right
+    if not named:
+        raise ValueError(f"record {known.reason!r} names no backend a script can run")
+    return named[0], "pytensor-py"
+
+
+def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
+    """Run the cell's example on the sides that matter and render its script entry."""
+    from conformance.backends import BACKENDS
+    from conformance.harness import Harness, Spec, tolerance_for
+
+    known = cell.known
+    faulty, right = sides(known)
+    case = known.example(cell.dtype)
+    backends = tuple(dict.fromkeys(["pytensor-py", faulty, right]))
+    spec = Spec(cell.row, cell.dtype, cell.opset, backends)
+    # one harness: start() releases the last row's graphs when a new row begins
+    harness = harness_cache.setdefault("harness", Harness(convert, c_all_layouts=True))
+    harness.start(spec)
+    outcome = harness.run(spec, case)
+    values = {"pytensor-py": outcome.expected, **outcome.actual}
+    expected, actual = values[right], values[faulty]
+    tol = tolerance_for(spec, expected)
+    # the script's own comparison, so that "shown" here is the script's exit status
+    problem = script.differs(_plain(expected), _plain(actual), tol.rtol, tol.atol,
+                             cell.row.compare_values)
+    repro = Repro(cell, case, faulty, right, expected, actual, tol, problem is not None,
+                  problem or "", "")
+    repro.code = _entry(repro, outcome.graph, BACKENDS[faulty])
+    return repro
+
+
+def _plain(outputs):
+    """Outputs as the script holds them: arrays, or "raises ..." text for an exception."""
+    if isinstance(outputs, BaseException):
+        return f"raises {type(outputs).__name__}"
+    return [np.asarray(o) for o in outputs]
+
+
+def _entry(repro: Repro, graph, backend) -> str:
+    """The script's definitions for one case and its CASES entry (as source)."""
+    cell = repro.cell
+    name = f"case_{cell.row.name}_{cell.dtype}_{cell.index}"
+    lines = [f"# {repro.case.describe(cell.row.name)}: registry row {cell.row.name!r}, "
+             f"{cell.dtype}, opset {cell.opset}; expected values from {repro.right}"]
+    if backend.uses_onnx:
+        model = backend.model(graph, cell.opset)
+        repro.onnx_ops = tuple(sorted({node.op_type for node in model.graph.node}))
+        lines.append(script.model_code(model, f"model_{name}",
+                                       as_bytes=repro.faulty != "onnx-reference"))
+        if repro.faulty == "onnx-reference":
+            run = f"lambda inputs: run_reference(model_{name}(), inputs)"
+        else:
+            optimize = repro.faulty != "onnxruntime-noopt"
+            run = f"lambda inputs: run_onnxruntime(model_{name}(), inputs, optimize={optimize})"
+    else:
+        from pytensor.graph.traversal import io_toposort
+
+        repro.pytensor_ops = tuple(sorted({_op_name(node.op) for node in
+                                           io_toposort(graph.inputs, graph.outputs)}))
+        lines.append(script.graph_code(cell.row, repro.case, f"graph_{name}"))
+        linker, optimizer = {"pytensor-py": ("py", None), "pytensor-c": ("cvm", None),
+                             "pytensor-c-opt": ("cvm", "fast_run")}[repro.faulty]
+        run = (f"lambda inputs: run_pytensor(graph_{name}, inputs, linker={linker!r}, "
+               f"optimizer={optimizer!r})")
+    inputs = "[" + ", ".join(script.array_code(v) for v in repro.case.values) + "]"
+    lines.append(
+        f"CASES.append(dict(case={repro.case.describe(cell.row.name)!r}, "
+        f"backend={repro.faulty!r}, right={repro.right!r},\n"
+        f"    inputs={inputs},\n    expected={script.outputs_code(repro.expected)},\n"
+        f"    rtol={repro.tol.rtol!r}, atol={repro.tol.atol!r}, "
+        f"values={cell.row.compare_values!r},\n    run={run}))")
+    return "\n".join(lines)
+
+
+def _op_name(op) -> str:
+    scalar = getattr(op, "scalar_op", None)
+    return f"{type(op).__name__}{{{type(scalar).__name__}}}" if scalar else type(op).__name__
+
+
+def build(causes: list[RootCause], convert: Callable,
+          progress: Callable[[str], None] = lambda _: None) -> None:
+    """Reproduce every cell; one that cannot become a script case is listed in problems."""
+    import time
+
+    cache: dict = {}
+    for cause in causes:
+        started = time.monotonic()
+        for cell in cause.cells:
+            try:
+                cause.repros.append(reproduce(cell, convert, cache))
+            # any failure to build a cell is reported per cell, never silently dropped
+            except Exception as exc:  # noqa: BLE001
+                cause.problems.append(f"{cell.name}: {type(exc).__name__}: {exc}"[:300])
+        progress(f"{cause.slug}: {len(cause.cells)} cells, {time.monotonic() - started:.1f}s")
+
+
+def main_output(causes: list[RootCause], out) -> dict:
+    """Write every cause's issue.md and repro.py under ``out``; the summary counts."""
+    from conformance import upstream_issue
+
+    out.mkdir(parents=True, exist_ok=True)
+    for cause in causes:
+        folder = out / cause.slug
+        folder.mkdir(exist_ok=True)
+        (folder / "repro.py").write_text(upstream_issue.script_text(cause), encoding="utf-8")
+        (folder / "issue.md").write_text(upstream_issue.issue_text(cause), encoding="utf-8")
+    upstream_issue.write_index(causes, out)
+    return {"causes": len(causes), "records": sum(len(c.records) for c in causes),
+            "cells": sum(len(c.cells) for c in causes),
+            "problems": [p for c in causes for p in c.problems]}
+
+
+#: Runs a script with the project made unimportable: ``python -I`` (no PYTHONPATH, no user
+#: site, no script folder) and an import hook that refuses ``conformance`` and ``converter``
+#: (the project's editable install would otherwise still find them).
+CLEAN = """
+import runpy, sys
+class _Refuse:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("conformance", "converter"):
+            raise ImportError(f"{name} is not importable in a clean run")
+sys.meta_path.insert(0, _Refuse())
+sys.argv = [sys.argv[1]]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def run_clean(path, *, python: str, timeout: float = 600, cwd=None):
+    """(exit status, output) of ``path`` run in a clean interpreter (see CLEAN)."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            done = subprocess.run([python, "-I", "-c", CLEAN, str(path)], cwd=cwd or tmp,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None, f"timed out after {timeout:.0f}s"
+    return done.returncode, done.stdout + done.stderr
+
+
+def bounds(requirement: str | None) -> tuple[str | None, str | None]:
+    """(since, fixed in) read off a record's ``versions``: ``>=1.2`` since, ``<1.3`` fixed."""
+    from conformance.versions import parse_requirement
+
+    since = fixed = None
+    for text in (requirement or "").split(", "):
+        if not text:
+            continue
+        req = parse_requirement(text)
+        for spec in req.specifier:
+            if spec.operator in (">=", "=="):
+                since = f"{req.name} {spec.version}"
+            elif spec.operator == "<":
+                fixed = f"{req.name} {spec.version}"
+    return since, fixed
+
+
+def report_entries(out, html) -> dict:
+    """The report's ``upstream`` data: index.json's causes, links relative to the report,
+    since/fixed from the records' ``versions`` or a bisect.json that ``conformance bisect``
+    wrote beside the script."""
+    import json
+    import os
+
+    index = json.loads((out / "index.json").read_text(encoding="utf-8"))
+    base = html.resolve().parent
+    for cause in index["causes"]:
+        cause["since"], cause["fixed"] = bounds(cause.get("versions"))
+        found = out / cause["slug"] / "bisect.json"
+        if found.is_file():
+            result = json.loads(found.read_text(encoding="utf-8"))
+            cause["since"] = result.get("since") or cause["since"]
+            cause["fixed"] = result.get("fixed") or cause["fixed"]
+        for key in ("issue", "script"):
+            cause[key] = Path(os.path.relpath((out / cause[key]).resolve(), base)).as_posix()
+    return index

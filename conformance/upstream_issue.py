@@ -1,0 +1,244 @@
+"""The texts ``conformance upstream`` writes for a root cause: issue.md, repro.py, and the
+index (index.json, read by the report's "upstream" section)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import platform
+import textwrap
+
+import numpy as np
+
+from conformance import upstream_script as script
+from conformance import versions
+
+SPEC_URL = "https://onnx.ai/onnx/operators/onnx__{op}.html"
+NEEDS = {"onnxruntime": ("numpy", "onnxruntime"), "onnx": ("numpy", "onnx"),
+         "pytensor": ("numpy", "pytensor")}
+IMPORTS = {
+    "onnxruntime": "import onnxruntime as ort",
+    "onnx": "import onnx\nfrom onnx.reference import ReferenceEvaluator",
+    "pytensor": "import os\n\n"
+                "# inner graphs (OpFromGraph) on the cvm linker, as the harness ran them\n"
+                "if \"linker=\" not in os.environ.get(\"PYTENSOR_FLAGS\", \"\"):\n"
+                "    os.environ[\"PYTENSOR_FLAGS\"] = "
+                "(os.environ.get(\"PYTENSOR_FLAGS\", \"\") + \",linker=cvm\").lstrip(\",\")\n"
+                "import pytensor\nimport pytensor.tensor as pt\n"
+                "from pytensor.compile.mode import Mode",
+}
+RUNNERS = {
+    "onnxruntime": '''
+def run_onnxruntime(model_bytes, inputs, optimize=True):
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    if not optimize:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
+    feed = dict(zip([i.name for i in session.get_inputs()], inputs))
+    return [np.asarray(o) for o in session.run(None, feed)]
+''',
+    "onnx": '''
+def run_reference(model, inputs):
+    feed = dict(zip([i.name for i in model.graph.input], inputs))
+    return [np.asarray(o) for o in ReferenceEvaluator(model).run(None, feed)]
+''',
+    "pytensor": '''
+def run_pytensor(graph, inputs, linker, optimizer):
+    graph_inputs, graph_outputs = graph()
+    fn = pytensor.function(graph_inputs, graph_outputs, on_unused_input="ignore",
+                           mode=Mode(linker=linker, optimizer=optimizer))
+    return [np.array(o, copy=True) for o in fn(*inputs)]
+''',
+}
+MAIN = '''
+
+{differs}
+
+def show(value):
+    if isinstance(value, str):
+        return value
+    return "; ".join(np.array2string(v, threshold=20, separator=", ") for v in value)
+
+
+#: an exception that means "this release cannot load the model", not the bug
+CANNOT_LOAD = ("Unsupported model IR version", "max supported IR version", "is till opset")
+
+
+def main():
+    shown = unjudged = 0
+    for c in CASES:
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                actual = c["run"]([v.copy() for v in c["inputs"]])
+        except Exception as exc:  # a raise is an outcome to compare
+            text = str(exc).strip().splitlines()
+            actual = f"raises {type(exc).__name__}: {text[0][:300] if text else ''}"
+        problem = differs(c["expected"], actual, c["rtol"], c["atol"], c["values"])
+        cannot = problem and isinstance(actual, str) and any(m in actual for m in CANNOT_LOAD)
+        print(f"{c['case']} on {c['backend']}:")
+        print(f"  expected ({c['right']}): {show(c['expected'])}")
+        print(f"  actual:   {show(actual)}")
+        print(f"  {'CANNOT JUDGE' if cannot else 'BUG' if problem else 'ok'}"
+              f"{': ' + problem if problem else ''}")
+        unjudged += bool(cannot)
+        shown += bool(problem) and not cannot
+    print(f"{shown} of {len(CASES)} cases show the bug"
+          + (f", {unjudged} cannot be judged on this release" if unjudged else ""))
+    if shown:
+        return 1
+    return 3 if unjudged else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+MAIN = MAIN.replace("{differs}\n", inspect.getsource(script.differs))
+
+
+def installed() -> list[str]:
+    found = [f"{p} {versions.installed(p)}" for p in ("onnxruntime", "onnx", "pytensor", "numpy")
+             if versions.installed(p) is not None]
+    return [*found, f"python {platform.python_version()}"]
+
+
+def _package_of(cause) -> str:
+    """The package a script imports: onnxruntime, onnx (reference evaluator) or pytensor."""
+    faulty = {r.faulty for r in cause.repros}
+    if faulty & {"onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten"}:
+        return "onnxruntime"
+    return "onnx" if "onnx-reference" in faulty else "pytensor"
+
+
+def script_text(cause) -> str:
+    package = _package_of(cause)
+    needs = " and ".join(NEEDS[package])
+    head = [
+        f'"""{cause.title}',
+        "",
+        "Standalone reproduction written by `conformance upstream` (pytensor-onnx-conformance);",
+        f"it needs only {needs}. For each case it prints what is expected and what",
+        f"{package} gives, and exits 1 while the bug shows, 0 once it is fixed (3: this",
+        'release cannot load the models, so nothing could be judged)."""',
+        "import base64", "import io", "import pickle", "import sys", "import warnings", "",
+        "import numpy as np", "from numpy import inf, nan", IMPORTS[package], "",
+        RUNNERS[package].strip("\n"), "", "", "CASES = []", "",
+    ]
+    body = "\n\n".join(r.code for r in cause.repros)
+    return "\n".join(head) + "\n" + body + "\n" + MAIN
+
+
+def _spec_quote(op: str, opset: int) -> str:
+    import onnx.defs
+
+    try:
+        doc = onnx.defs.get_schema(op, opset).doc or ""
+    except Exception:  # noqa: BLE001 - an op outside the default domain
+        return ""
+    quote = ""
+    for sentence in " ".join(doc.split()).split(". "):
+        quote = f"{quote}. {sentence}" if quote else sentence
+        if len(quote) >= 160:
+            break
+    return quote.strip()[:400]
+
+
+def _pytensor_quote(build) -> str:
+    """The first paragraph of a PyTensor function's docstring (what it promises)."""
+    if not (getattr(build, "__module__", "") or "").startswith("pytensor") or not build.__doc__:
+        return ""
+    return " ".join(textwrap.dedent(build.__doc__).strip().split("\n\n")[0].split())[:400]
+
+
+def _short(value) -> str:
+    if isinstance(value, BaseException):
+        lines = str(value).strip().splitlines()
+        return f"raises {type(value).__name__}: {lines[0][:200] if lines else ''}"
+    return "; ".join(f"{np.asarray(v).dtype}{list(np.shape(v))} "
+                     f"{np.array2string(np.asarray(v), threshold=12, separator=', ')}"
+                     for v in value)
+
+
+def issue_text(cause) -> str:
+    package = _package_of(cause) if cause.repros else cause.package
+    lines = [f"# {cause.title}", "",
+             f"Package at fault: **{cause.package}** (blame: `{cause.blame}`). "
+             f"Installed: {', '.join(installed())}."]
+    if cause.versions:
+        lines.append(f"Recorded as holding for `{cause.versions}`.")
+    lines += ["", "## What is expected, and why", ""]
+    opset = cause.cells[0].opset
+    onnx_ops = sorted({op for r in cause.repros for op in r.onnx_ops} - {"Identity"})
+    for op in onnx_ops:
+        quote = _spec_quote(op, opset)
+        link = SPEC_URL.format(op=op)
+        lines.append(f"- ONNX [{op}]({link})" + (f": \u201c{quote}\u201d" if quote else ""))
+    py_ops = sorted({op for r in cause.repros for op in r.pytensor_ops})
+    if py_ops:
+        lines.append(f"- PyTensor ops in the graph: {', '.join(f'`{o}`' for o in py_ops)}")
+    builds = {id(c.row.build): c.row.build for c in cause.cells}
+    for build in builds.values() if cause.package == "pytensor" else ():
+        quote = _pytensor_quote(build)
+        if quote:
+            name = getattr(build, "__name__", None) or str(build)
+            lines.append(f"- PyTensor `{name}`: \u201c{quote}\u201d")
+    rights = sorted({r.right for r in cause.repros})
+    lines += ["", f"The expected values come from {', '.join(rights)}"
+              + (" (PyTensor's Python linker, this project's reference; only the backends "
+                 "named below disagree with it)" if rights == ["pytensor-py"] else
+                 " (the backends that agree with each other and with numpy's semantics; "
+                 "PyTensor's own Python linker is the odd one out)")
+              + ".", "", "## What happens", ""]
+    for r in cause.repros[:6]:
+        where = f"`{r.faulty}`" + (f" (opset {r.cell.opset})" if r.onnx_ops else "")
+        lines += [f"- `{r.case.describe(r.cell.row.name)}` on {where}: expected "
+                  f"{_short(r.expected)} (from {r.right}), got {_short(r.actual)}"
+                  + ("" if r.shown else " (does not show on the installed release)")]
+    if len(cause.repros) > 6:
+        lines.append(f"- ... and {len(cause.repros) - 6} more cases in repro.py")
+    shown = sum(r.shown for r in cause.repros)
+    lines += ["", "## Affected", "",
+              f"{len(cause.records)} records, {len(cause.cells)} cells; "
+              f"{shown} of {len(cause.repros)} cases show the bug on the installed releases.",
+              "", "| row | record | dtypes | opsets | backends |", "|---|---|---|---|---|"]
+    by_record: dict = {}
+    for c in cause.cells:
+        by_record.setdefault((c.row.name, c.index), []).append(c)
+    for (row, index), cells in sorted(by_record.items()):
+        dtypes = ", ".join(dict.fromkeys(c.dtype for c in cells))
+        opsets = ", ".join(map(str, sorted({c.opset for c in cells})))
+        lines.append(f"| {row} | {index} | {dtypes} | {opsets} | "
+                     f"{', '.join(cells[0].known.backends)} |")
+    if cause.problems:
+        lines += ["", "Cells with no script case:", *[f"- {p}" for p in cause.problems]]
+    lines += ["", "## Reproduce", "",
+              f"`python repro.py` needs only {' and '.join(NEEDS[package])}; it exits 1 while "
+              "the bug shows and 0 once it is fixed.", ""]
+    return "\n".join(lines)
+
+
+def index_entry(cause) -> dict:
+    return {"slug": cause.slug, "title": cause.title, "package": cause.package,
+            "blame": cause.blame, "reason": cause.cells[0].known.reason,
+            "records": cause.records,
+            "cells": sorted({f"{c.row.name}[{c.dtype}]" for c in cause.cells}),
+            "opsets": sorted({c.opset for c in cause.cells}),
+            "versions": cause.versions,
+            "shown": sum(r.shown for r in cause.repros), "cases": len(cause.repros),
+            "problems": cause.problems,
+            "issue": f"{cause.slug}/issue.md", "script": f"{cause.slug}/repro.py"}
+
+
+def write_index(causes, out) -> None:
+    doc = {"installed": installed(), "causes": [index_entry(c) for c in causes]}
+    (out / "index.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    lines = ["# Upstream root causes", ""] + [
+        f"- [{c.title}]({c.slug}/issue.md) ({len(c.records)} records, {len(c.cells)} cells)"
+        for c in causes]
+    (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+

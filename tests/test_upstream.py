@@ -1,0 +1,172 @@
+"""``conformance upstream``: root causes grouped by the stated rule, one issue text and one
+standalone script each, every script reproducing in an interpreter that cannot import the
+project; the report's counterexample code and "upstream" section."""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conformance import upstream, upstream_script
+from conformance.cli import main
+from conformance.registries import all_rows, row_named
+from conformance.registry import Blame, Known
+from conformance.report import context, render_report
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """The registry's root causes, written once for the module (the slow part)."""
+    out = tmp_path_factory.mktemp("upstream")
+    status = main(["upstream", "-o", str(out)])
+    index = json.loads((out / "index.json").read_text(encoding="utf-8"))
+    return out, index, status
+
+
+def _known(reason, blame=Blame.ONNXRUNTIME, versions=None):
+    return Known(("onnxruntime",), reason, blame, example=lambda dtype: None,
+                 versions=versions)
+
+
+def test_grouping_rule_ignores_dtypes_and_a_trailing_remark():
+    a = _known("ONNX Runtime has no CPU kernel for Max on int16/uint16")
+    b = _known("ONNX Runtime has no CPU kernel for Max on int16 (uint8 with int8)")
+    assert upstream.root_key(a) == upstream.root_key(b)
+    assert upstream.root_key(a) != upstream.root_key(
+        _known("ONNX Runtime has no CPU kernel for Min on int16/uint16"))
+    assert upstream.root_key(a) != upstream.root_key(
+        _known("ONNX Runtime has no CPU kernel for Max on int16/uint16",
+               Blame.ONNXRUNTIME_OPTIMIZER))
+    assert upstream.root_key(a)[0] == "onnxruntime"
+
+
+def test_every_upstream_record_is_covered_or_listed(written, capsys):
+    out, index, status = written
+    records = {f"{r.name}:{i}" for r in all_rows() for i, k in enumerate(r.known)
+               if k.blame in upstream.UPSTREAM}
+    covered = {rec for cause in index["causes"] for rec in cause["records"]}
+    assert covered == records
+    problems = [p for cause in index["causes"] for p in cause["problems"]]
+    assert problems == [], "records whose example became no script case"
+    assert status == 0
+    for cause in index["causes"]:
+        issue = (out / cause["issue"]).read_text(encoding="utf-8")
+        assert issue.startswith("# [") and "## What is expected" in issue
+        assert "## Affected" in issue and "conformance" not in issue.split("## Reproduce")[1]
+
+
+def _expected_status(cause: dict) -> int | None:
+    """1 when some record of the cause holds on the installed releases; 0 when none does."""
+    rows = {r.name: r for r in all_rows()}
+    active = [rows[rec.split(":")[0]].known[int(rec.split(":")[1])].active
+              for rec in cause["records"]]
+    return 1 if any(active) else 0
+
+
+def test_every_script_reproduces_without_the_project(written):
+    out, index, _ = written
+
+    def run(cause):
+        return cause, upstream.run_clean(out / cause["script"], python=sys.executable)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(run, index["causes"]))
+    wrong = [f"{cause['slug']}: exit {code}, expected {_expected_status(cause)}\n"
+             + "\n".join(output.strip().splitlines()[-6:])
+             for cause, (code, output) in results if code != _expected_status(cause)]
+    assert not wrong, "\n\n".join(wrong)
+    assert all("cases show the bug" in output for _, (_, output) in results)
+
+
+def test_scripts_import_only_numpy_and_the_package_at_fault(written):
+    out, index, _ = written
+    allowed = {"onnxruntime": {"onnxruntime"}, "onnx": {"onnx"}, "pytensor": {"pytensor"}}
+    for cause in index["causes"]:
+        text = (out / cause["script"]).read_text(encoding="utf-8")
+        imported = {line.split()[1].split(".")[0] for line in text.splitlines()
+                    if line.startswith(("import ", "from ")) or line.startswith(
+                        ("    import ", "    from "))
+                    for line in [line.strip()]}
+        extra = imported - {"base64", "io", "os", "pickle", "sys", "warnings", "numpy"}
+        assert extra <= allowed[cause["package"]], (cause["slug"], extra)
+
+
+def test_the_clean_runner_cannot_import_the_project(tmp_path):
+    script = tmp_path / "probe.py"
+    script.write_text("import conformance\n", encoding="utf-8")
+    code, output = upstream.run_clean(script, python=sys.executable)
+    assert code == 1 and "not importable" in output
+
+
+@pytest.mark.parametrize("name", ["exp", "maximum", "sum", "random_graph", "pad_edge"])
+def test_case_code_is_standalone(name, tmp_path):
+    from conformance.strategies.canonical import canonical_cases
+
+    row = row_named(name)
+    case = next(iter(canonical_cases(row.cases, row.dtypes).values()))
+    code = upstream_script.case_code(row, case)
+    assert "conformance" not in code
+    script = tmp_path / "case.py"
+    script.write_text(code + "\nprint('built', outputs if 'outputs' in dir() else out)\n",
+                      encoding="utf-8")
+    status, output = upstream.run_clean(script, python=sys.executable)
+    assert status == 0, output
+    assert "built" in output
+
+
+def _doc_with_upstream(link="sign/issue.md"):
+    return {"schema_version": 1, "run": {}, "tests": [], "upstream": {
+        "installed": ["onnxruntime 1.32.0"],
+        "causes": [{"blame": "onnxruntime", "reason": "Sign on int64 <b>x</b>",
+                    "records": ["sign:0"], "cells": ["sign[int64]"], "since": None,
+                    "fixed": "onnxruntime 1.32.0", "issue": link,
+                    "script": "javascript:alert(1)"}]}}
+
+
+def test_report_shows_the_upstream_section(tmp_path):
+    html = render_report(_doc_with_upstream(), tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'id="upstream"' in html and 'href="sign/issue.md"' in html
+    assert "onnxruntime 1.32.0" in html and "&lt;b&gt;x" in html
+    assert "javascript:" not in html
+    assert context({"schema_version": 1, "run": {}, "tests": []})["upstream"] is None
+
+
+def test_report_links_point_from_the_report_to_the_files(written, tmp_path):
+    out, _, _ = written
+    entries = upstream.report_entries(out, tmp_path / "deep" / "report.html")
+    for cause in entries["causes"]:
+        assert (tmp_path / "deep" / cause["script"]).resolve().is_file()
+    sign = [c for c in entries["causes"] if "sign:0" in c["records"]]
+    assert sign and sign[0]["fixed"] == "onnxruntime 1.32"
+
+
+def test_cli_rejects_a_missing_run(tmp_path, capsys):
+    assert main(["upstream", str(tmp_path / "nope"), "-o", str(tmp_path)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["upstream", "--only", "no-such-cause-anywhere", "-o", str(tmp_path)]) == 1
+
+
+def test_results_cells_match_records_back(tmp_path):
+    row = row_named("sign")
+    known = row.known[0]
+    doc = {"tests": [{"test": "sign[int64]", "op": "sign", "dtype": "int64", "opset": 18,
+                      "known": [{"reason": known.reason, "blame": str(known.blame)}],
+                      "xfail_seen": {"0": "onnxruntime: ..."}, "failure": None},
+                     {"test": "exp[float32]", "op": "exp", "dtype": "float32", "opset": 18,
+                      "known": [], "failure": {"blame": "onnxruntime", "message": "x",
+                                               "case": "exp(float32[2])"}}]}
+    cells, unmatched = upstream.results_cells(doc, all_rows())
+    assert [c.name for c in cells] == ["sign[int64]:0"] and cells[0].opset == 18
+    assert len(unmatched) == 1 and "unrecorded onnxruntime divergence" in unmatched[0]
+
+
+def test_issue_text_names_the_spec(written):
+    out, index, _ = written
+    sign = next(c for c in index["causes"] if "sign:0" in c["records"])
+    text = (Path(out) / sign["issue"]).read_text(encoding="utf-8")
+    assert "https://onnx.ai/onnx/operators/onnx__Sign.html" in text
+    assert "Calculate the sign of the given input tensor element-wise" in text
