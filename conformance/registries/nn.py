@@ -145,7 +145,12 @@ ROWS = [
         axis_cases(layouts=SOFTMAX_LAYOUTS), FLOATS, tol=SOFTMAX_TOL)
     .xfail(**EMPTY_AXIS, example=fixed([], params=[("axis", -1)])).xfail(**ZERO_D_FOLD)
     .xfail(**REFERENCE_LOG_OF_SOFTMAX).xfail(**ORT_LOG_SOFTMAX_INF)
-    .xfail(**C_EMPTY_238).xfail(**LOG_SOFTMAX_INF_238),
+    .xfail(**C_EMPTY_238).xfail(**LOG_SOFTMAX_INF_238)
+    .xfail(backends=ORT_BACKENDS, dtypes=("float64",), blame=Blame.ONNXRUNTIME,
+           reason="float64 LogSoftmax of a vector holding nan gives numbers beside the nan "
+                  "(log_softmax([0, nan]) = [46.05, nan]); float32 gives nan throughout",
+           match=r"but pytensor-py=nan", when=lambda case: bool(np.isnan(case.values[0]).any()),
+           example=fixed([0.0, np.nan], params=[("axis", -1)])),
     Row("softmax_grad", softmax_grad, grad_cases, FLOATS, tol=SOFTMAX_TOL)
     .xfail(**EMPTY_AXIS, example=fixed([], [], params=[("axis", -1)]))
     .xfail(**{**ZERO_D_FOLD, "example": fixed(1.0, np.inf, params=[("axis", None)])}),

@@ -13,7 +13,6 @@ import functools
 
 import numpy as np
 import pytensor.scalar.basic as ps
-import pytensor.scalar.math as psm
 from pytensor.tensor.elemwise import Elemwise
 
 try:
@@ -30,7 +29,6 @@ ARITHMETIC = {
     ps.Exp: "Exp", ps.Log: "Log", ps.Sqrt: "Sqrt",
     ps.Sin: "Sin", ps.Cos: "Cos", ps.Tanh: "Tanh",
     ps.Floor: "Floor", ps.Ceil: "Ceil", ps.RoundHalfToEven: "Round",
-    psm.Sigmoid: "Sigmoid",
     ps.Identity: "Identity",
 }
 

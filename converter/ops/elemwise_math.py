@@ -97,6 +97,14 @@ def _log1mexp(ctx, names, dt):
     return ctx.add("Where", [large, hi, lo])
 
 
+def _sigmoid(ctx, names, dt):
+    """1 / (1 + exp(-x)), a few ulp everywhere: ONNX Runtime's Sigmoid is accurate only in
+    absolute terms (float32 sigmoid(-18) is 0, float64 sigmoid(-40) is 0)."""
+    (x,) = names
+    one = _c(ctx, 1, dt)
+    return ctx.add("Div", [one, ctx.add("Add", [one, ctx.add("Exp", [ctx.add("Neg", [x])])])])
+
+
 def _softplus(ctx, names, dt):
     """PyTensor's piecewise log(1 + exp(x)) (exp(x) below -37, log1p(exp(x)) below 18,
     x + exp(-x) below 33.3, else x); ONNX Softplus is the naive log(exp(x) + 1), which
@@ -478,7 +486,7 @@ FLOAT_RULES = {
     ps.Log1p: lambda ctx, names, dt: _log1p(ctx, names[0], dt),
     ps.Deg2Rad: _scale(math.pi / 180), ps.Rad2Deg: _scale(180 / math.pi),
     ps.ArcTan2: _arctan2, ps.Trunc: _trunc, ps.RoundHalfAwayFromZero: _round_half_away,
-    psm.Log1mexp: _log1mexp, psm.Softplus: _softplus,
+    psm.Log1mexp: _log1mexp, psm.Softplus: _softplus, psm.Sigmoid: _sigmoid,
 }
 # XlogX/XlogY0 are scalar ops up to PyTensor 2.x; 3.x replaced them with special.XLogY.
 for _name, _compute in (("XlogX", lambda ctx, n, dt: _x_times(_log)(ctx, [n[0], n[0]], dt)),
