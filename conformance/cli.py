@@ -126,21 +126,32 @@ def _repro(args) -> int:
     return 0
 
 
-def _result_paths(args) -> list[Path]:
+def _run_files(parser, names, *, verb: str, folder_results_json: bool = False) -> list[Path]:
+    """The results files named on the command line: .jsonl files, run folders (their .jsonl
+    files, or those of the runs below them: a shard's .runs folder) or one results.json;
+    with ``folder_results_json``, a folder without .jsonl files may hold a results.json."""
     paths = []
-    for name in args.results:
+    for name in names:
         path = Path(name)
         if not path.exists():
-            args.parser.error(f"{name!r} does not exist; expected a results .jsonl file, a run "
-                              "folder or a results.json file")
-        # a folder: its run files, or those of the runs below it (a shard's .runs folder)
+            parser.error(f"{name!r} does not exist; expected a results .jsonl file, a run "
+                         "folder or a results.json file")
         found = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+        if folder_results_json and path.is_dir() and not found and (
+                path / "results.json").is_file():
+            found = [path / "results.json"]
         if not found:
-            args.parser.error(f"{name!r} holds no .jsonl results files")
+            parser.error(f"{name!r} holds no .jsonl results files"
+                         + (" nor a results.json" if folder_results_json else ""))
         paths.extend(found)
     if any(p.suffix == ".json" for p in paths) and len(paths) > 1:
-        args.parser.error("a results .json file is rendered on its own; to combine runs, pass "
-                          "their .jsonl files or run folders")
+        parser.error(f"a results .json file is {verb} on its own; to combine runs, pass "
+                     "their .jsonl files or run folders")
+    return paths
+
+
+def _result_paths(args) -> list[Path]:
+    paths = _run_files(args.parser, args.results, verb="rendered")
     for name in args.baseline:
         if not Path(name).exists():
             args.parser.error(f"--baseline {name!r} does not exist; expected an earlier "
@@ -197,21 +208,7 @@ def _upstream_doc(args):
 
     if not args.runs:
         return None
-    paths = []
-    for name in args.runs:
-        path = Path(name)
-        if not path.exists():
-            args.parser.error(f"{name!r} does not exist; expected a run folder, a results "
-                              ".jsonl file or a results.json file")
-        found = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
-        if path.is_dir() and not found and (path / "results.json").is_file():
-            found = [path / "results.json"]
-        if not found:
-            args.parser.error(f"{name!r} holds no .jsonl results files nor a results.json")
-        paths.extend(found)
-    if any(p.suffix == ".json" for p in paths) and len(paths) > 1:
-        args.parser.error("a results .json file is read on its own; to combine runs, pass "
-                          "their .jsonl files or run folders")
+    paths = _run_files(args.parser, args.runs, verb="read", folder_results_json=True)
 
     def warn(message: str) -> None:
         print(f"conformance upstream: warning: {message}", file=sys.stderr)
