@@ -46,6 +46,16 @@ def _scalar(ctx: Context, value, dtype: str) -> str:
     return ctx.constant(np.asarray(value, dtype=dtype))
 
 
+def _reduce(ctx: Context, op: str, x: str, axis: int, rank: int, **attrs) -> str:
+    """``op`` over one axis of the rank-``rank`` tensor ``x``, the axis given as a
+    non-negative number: onnxruntime before 1.32 returns an empty input unchanged from a
+    reduction (ArgMax included) over a negative axis."""
+    axis %= rank
+    if op.startswith("Arg"):
+        return ctx.add(op, [x], axis=axis, **attrs)
+    return ctx.add(op, [x, _i64(ctx, [axis])], **attrs)
+
+
 def _loop(ctx: Context, trip: str, init: list[tuple[str, str]], step) -> list[str]:
     """A ``Loop`` of ``trip`` iterations carrying ``init`` ((name, dtype) pairs);
     ``step(i, carried)`` emits the body's nodes and returns the next carried names."""
@@ -74,7 +84,8 @@ def _loop(ctx: Context, trip: str, init: list[tuple[str, str]], step) -> list[st
 class _Square:
     """Index helpers for a batch of ``[..., n, n]`` matrices ``a``."""
 
-    def __init__(self, ctx: Context, a: str):
+    def __init__(self, ctx: Context, a: str, ndim: int):
+        self.ndim = ndim
         self.shape = ctx.add("Shape", [a])
         self.n = ctx.add("Gather", [self.shape, _i64(ctx, -1)], axis=0)
         self.idx = ctx.add("Range", [_i64(ctx, 0), self.n, _i64(ctx, 1)])  # [n]: columns
@@ -91,7 +102,7 @@ class _Square:
         """``[..., n]`` diagonal of ``a`` (a masked row sum: exact, nan/inf kept)."""
         eye = ctx.add("Equal", [self.rows, self.idx])
         picked = ctx.add("Where", [eye, a, _scalar(ctx, 0, work)])
-        return ctx.add("ReduceSum", [picked, _i64(ctx, [-1])], keepdims=0)
+        return _reduce(ctx, "ReduceSum", picked, -1, self.ndim, keepdims=0)
 
 
 def _transpose(ctx: Context, x: str, ndim: int) -> str:
@@ -103,11 +114,11 @@ def _nan_where(ctx: Context, failed: str, x: str, work: str) -> str:
     return ctx.add("Where", [failed, _scalar(ctx, np.nan, work), x])
 
 
-def _any_zero(ctx: Context, values: str, work: str) -> str:
+def _any_zero(ctx: Context, values: str, rank: int, work: str) -> str:
     """``[..., 1, 1]`` bool: some entry of ``values`` ([..., n]) is exactly 0 (a ReduceSum,
     so that n == 0 reduces to False)."""
     zeros = ctx.cast(ctx.add("Equal", [values, _scalar(ctx, 0, work)]), "bool", work)
-    count = ctx.add("ReduceSum", [zeros, _i64(ctx, [-1])], keepdims=1)
+    count = _reduce(ctx, "ReduceSum", zeros, -1, rank, keepdims=1)
     return ctx.add("Unsqueeze", [ctx.add("Greater", [count, _scalar(ctx, 0, work)]),
                                  _i64(ctx, [-1])])
 
@@ -120,7 +131,7 @@ def cholesky(ctx: Context, a: str, ndim: int, work: str, lower: bool) -> str:
     test for nan; reference LAPACK does)."""
     if not lower:  # the upper factor of a is the transposed lower factor of a.T
         return _transpose(ctx, cholesky(ctx, _transpose(ctx, a, ndim), ndim, work, True), ndim)
-    sq = _Square(ctx, a)
+    sq = _Square(ctx, a, ndim)
     zero = _scalar(ctx, 0, work)
     factor0 = ctx.add("ConstantOfShape", [sq.shape],
                       value=helper.make_tensor("zero", onnx_dtype(work), [1], [0]))
@@ -152,7 +163,7 @@ def solve_triangular(ctx: Context, a: str, b: str, ndim: int, work: str, *, lowe
     is ``(b[r] - a[r] @ x) / a[r, r]``, rows taken top-down (lower) or bottom-up (upper),
     with ``a`` masked to its strict triangle and x's unsolved rows still 0. With
     ``check_singular`` an exact zero on the diagonal makes x all nan, as trtrs's info does."""
-    sq = _Square(ctx, a)
+    sq = _Square(ctx, a, ndim)
     zero = _scalar(ctx, 0, work)
     strict = ctx.add("Where", [sq.triangle(ctx, lower, strict=True), a, zero])
     b = ctx.add("Expand", [b, ctx.add("Concat", [sq.batch, _i64(ctx, [1, 1])], axis=0)])
@@ -177,14 +188,14 @@ def solve_triangular(ctx: Context, a: str, b: str, ndim: int, work: str, *, lowe
     (x,) = _loop(ctx, sq.n, [(x0, work)], step)
     if diag is None or not check_singular:
         return x
-    return _nan_where(ctx, _any_zero(ctx, diag, work), x, work)
+    return _nan_where(ctx, _any_zero(ctx, diag, ndim - 1, work), x, work)
 
 
-def eliminate(ctx: Context, a: str, b: str | None, work: str):
+def eliminate(ctx: Context, a: str, b: str | None, ndim: int, work: str):
     """Gaussian elimination with partial pivoting (LAPACK getrf's pivot choice: the first
     largest |entry|) on ``[a | b]``. Returns (U, the transformed b or None, the
     permutation's sign ``[...]``). A zero pivot column is skipped, as getrf does."""
-    sq = _Square(ctx, a)
+    sq = _Square(ctx, a, ndim)
     zero = _scalar(ctx, 0, work)
     aug = a if b is None else ctx.add("Concat", [a, b], axis=-1)
     sign0 = ctx.add("ConstantOfShape", [sq.batch],
@@ -195,12 +206,13 @@ def eliminate(ctx: Context, a: str, b: str | None, work: str):
         col = ctx.add("Gather", [m, k], axis=-1)  # [..., n]
         free = ctx.add("GreaterOrEqual", [sq.idx, k])
         size = ctx.add("Where", [free, ctx.add("Abs", [col]), _scalar(ctx, -1, work)])
-        p = ctx.add("ArgMax", [size], axis=-1, keepdims=1, select_last_index=0)  # [..., 1]
+        p = _reduce(ctx, "ArgMax", size, -1, ndim - 1, keepdims=1,
+                    select_last_index=0)  # [..., 1]
         is_p = ctx.add("Equal", [sq.rows, ctx.add("Unsqueeze", [p, _i64(ctx, [-1])])])
         is_k = ctx.add("Equal", [sq.rows, k])
         k1 = ctx.add("Unsqueeze", [k, _i64(ctx, [0])])
         row_k = ctx.add("Gather", [m, k1], axis=-2)  # [..., 1, cols]
-        row_p = ctx.add("ReduceSum", [ctx.add("Where", [is_p, m, zero]), _i64(ctx, [-2])],
+        row_p = _reduce(ctx, "ReduceSum", ctx.add("Where", [is_p, m, zero]), -2, ndim,
                         keepdims=1)
         m = ctx.add("Where", [is_k, row_p, ctx.add("Where", [is_p, row_k, m])])
         swapped = ctx.add("Not", [ctx.add("Equal", [ctx.add("Squeeze", [p, _i64(ctx, [-1])]),
@@ -298,7 +310,7 @@ def _general_solve(ctx: Context, a: str, b: str, ndim: int, work: str) -> str:
     """LU with partial pivoting then back substitution (a and b share their batch shape);
     an exact zero pivot (getrf's info > 0: scipy raises, PyTensor returns nan) makes x all
     nan."""
-    u, y, _ = eliminate(ctx, a, b, work)
+    u, y, _ = eliminate(ctx, a, b, ndim, work)
     return solve_triangular(ctx, u, y, ndim, work, lower=False, unit=False)
 
 
@@ -308,7 +320,7 @@ def _solve(op, ctx: Context, node):
     a, b, ndim, work = _operands(ctx, node)
     core = _core(node)
     if core.assume_a in ("sym", "her", "pos"):
-        sq = _Square(ctx, a)
+        sq = _Square(ctx, a, ndim)
         a = ctx.add("Where", [sq.triangle(ctx, core.lower, strict=False), a,
                               _transpose(ctx, a, ndim)])
     if core.assume_a == "pos":
@@ -329,34 +341,34 @@ def _matrix_inverse(op, ctx: Context, node):
     """Solve with the identity; np.linalg.inv raises on a singular matrix, the model
     returns nan (ONNX cannot raise)."""
     a, ndim, work = _single(ctx, node)
-    sq = _Square(ctx, a)
+    sq = _Square(ctx, a, ndim)
     eye = ctx.cast(ctx.add("Equal", [sq.rows, sq.idx]), "bool", work)
     return [_general_solve(ctx, a, ctx.add("Expand", [eye, sq.shape]), ndim, work)]
 
 
-def _pivots(ctx: Context, a: str, work: str) -> tuple[str, str]:
+def _pivots(ctx: Context, a: str, ndim: int, work: str) -> tuple[str, str]:
     """(diagonal of U ``[..., n]``, permutation sign ``[...]``) of ``a``'s LU."""
-    u, _, sign = eliminate(ctx, a, None, work)
-    return _Square(ctx, a).diagonal(ctx, u, work), sign
+    u, _, sign = eliminate(ctx, a, None, ndim, work)
+    return _Square(ctx, a, ndim).diagonal(ctx, u, work), sign
 
 
 def _det(op, ctx: Context, node):
     """ONNX Det, except on float64, where ONNX Runtime has no CPU kernel: there the sign of
     the row permutation times the product of LU pivots (numpy: sign * exp(logdet))."""
-    a, _, work = _single(ctx, node)
+    a, ndim, work = _single(ctx, node)
     if work != "float64":
         return [ctx.add("Det", [a])]
-    diag, sign = _pivots(ctx, a, work)
-    return [ctx.add("Mul", [sign, ctx.add("ReduceProd", [diag, _i64(ctx, [-1])], keepdims=0)])]
+    diag, sign = _pivots(ctx, a, ndim, work)
+    return [ctx.add("Mul", [sign, _reduce(ctx, "ReduceProd", diag, -1, ndim - 1, keepdims=0)])]
 
 
 def _slogdet(op, ctx: Context, node):
     """numpy.linalg.slogdet from the LU pivots: (sign, sum of log |pivot|); a zero pivot
     gives (0, -inf)."""
-    a, _, work = _single(ctx, node)
-    diag, sign = _pivots(ctx, a, work)
-    signs = ctx.add("ReduceProd", [ctx.add("Sign", [diag]), _i64(ctx, [-1])], keepdims=0)
-    logs = ctx.add("ReduceSum", [ctx.add("Log", [ctx.add("Abs", [diag])]), _i64(ctx, [-1])],
+    a, ndim, work = _single(ctx, node)
+    diag, sign = _pivots(ctx, a, ndim, work)
+    signs = _reduce(ctx, "ReduceProd", ctx.add("Sign", [diag]), -1, ndim - 1, keepdims=0)
+    logs = _reduce(ctx, "ReduceSum", ctx.add("Log", [ctx.add("Abs", [diag])]), -1, ndim - 1,
                    keepdims=0)
     real = node.outputs[1].type.dtype
     return [ctx.add("Mul", [sign, signs]), ctx.cast(logs, work, real)]
