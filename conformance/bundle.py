@@ -2,8 +2,9 @@
 
 A bundle holds ``inputs.npz`` and ``expected.npz`` (no pickles), ``actual-<backend>.npz``,
 ``model.onnx`` when conversion succeeded, ``meta.json`` (row, dtype, opset, layout, params,
-backends, message, blame, versions, Hypothesis blob) and ``repro.py``, which needs only numpy
-and onnxruntime. ``conformance repro <bundle>`` replays the case on every backend.
+backends, message, blame, versions, the converter that made it as ``module:callable`` and its
+version, Hypothesis blob) and ``repro.py``, which needs only numpy and onnxruntime.
+``conformance repro <bundle>`` replays the case on every backend with the bundle's converter.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from conformance.converters import PROJECT as PROJECT_CONVERTER
 from conformance.registry import ALL_DTYPES, Case
 from conformance.results import jsonable
 from conformance.schema import (
@@ -87,8 +89,11 @@ def _from_json(value):
     return tuple(_from_json(v) for v in value) if isinstance(value, list) else value
 
 
-def write_bundle(folder: Path, outcome, *, notes=(), model=None) -> Path:
-    """Write the bundle for a failing ``CaseOutcome`` into ``folder`` (replacing it)."""
+def write_bundle(folder: Path, outcome, *, notes=(), model=None,
+                 converter: dict | None = None) -> Path:
+    """Write the bundle for a failing ``CaseOutcome`` into ``folder`` (replacing it);
+    ``converter`` is ``{"spec": "module:callable", "version": ...}`` of the converter under
+    test (default: the project's own, unversioned)."""
     folder.mkdir(parents=True, exist_ok=True)
     case, spec = outcome.case, outcome.spec
     np.savez(folder / "inputs.npz", **{f"x{i}": v for i, v in enumerate(case.values)})
@@ -110,6 +115,7 @@ def write_bundle(folder: Path, outcome, *, notes=(), model=None) -> Path:
         "case": outcome.description, "message": outcome.failure_message(),
         "blame": str(outcome.blame) if outcome.blame else None,
         "tolerance": [tol.rtol, tol.atol], "versions": versions(), "notes": list(notes),
+        "converter": converter or {"spec": PROJECT_CONVERTER, "version": None},
     }
     (folder / "meta.json").write_text(json.dumps(jsonable(meta), indent=1), encoding="utf-8")
     return folder
@@ -139,7 +145,12 @@ META = Obj(required={
     "backends": ListOf(STRING, min_items=1),
     "static": ListOf(ListOf(Nullable(COUNT))),
     "params": ListOf(Tuple(STRING, Is(_json_scalars, "a JSON value without objects"))),
-}, optional={"opset_label": STRING, "test": STRING}, expected="an object")
+}, optional={
+    "opset_label": STRING, "test": STRING,
+    # absent from bundles written before it was recorded: they replay with the project's
+    "converter": Obj(required={"spec": STRING, "version": Nullable(STRING)},
+                     expected='an object {"spec": "module:callable", "version": ...}'),
+}, expected="an object")
 
 
 def load_case(folder: Path) -> tuple[dict, Case]:

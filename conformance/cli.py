@@ -25,6 +25,36 @@ def _converter(spec: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _named_converter(spec: str) -> tuple[str, object]:
+    """``--converter module:callable`` as (spec, the loaded callable)."""
+    return spec, _converter(spec)
+
+
+def _replay_converter(args, meta: dict, folder: Path):
+    """The converter a bundle replays with: ``--converter`` if given, else the one the bundle
+    records (bundles written before that was recorded: the project's). None, after one line
+    on stderr, when it cannot be loaded."""
+    if args.converter is not None:
+        return args.converter[1]
+    recorded = meta.get("converter")
+    spec = recorded["spec"] if recorded else converters.PROJECT
+    if recorded is None:
+        print(f"conformance repro: warning: {folder} does not say which converter made it "
+              f"(written before bundles recorded it); replaying with {spec}", file=sys.stderr)
+    try:
+        convert = converters.load(spec)
+    except converters.ConverterSpecError as exc:
+        print(f"conformance repro: {folder} was made with --converter {spec}, which cannot be "
+              f"loaded here ({exc}); pass --converter module:callable to replay with another",
+              file=sys.stderr)
+        return None
+    made_with, now = (recorded or {}).get("version"), converters.version(spec)
+    if made_with != now and recorded is not None:
+        print(f"conformance repro: warning: {folder} was made with {spec} version "
+              f"{made_with}; replaying with version {now}", file=sys.stderr)
+    return convert
+
+
 def _output(name: str) -> Path:
     """``-o``: the HTML file to write; results.json is written next to it."""
     path = Path(name)
@@ -99,8 +129,11 @@ def _repro(args) -> int:
     except Invalid as exc:
         print(f"conformance repro: {exc}", file=sys.stderr)
         return 1
+    convert = _replay_converter(args, meta, folder)
+    if convert is None:
+        return 1
     # the bundle's case is judged on every backend, whatever layouts a run would batch
-    harness = Harness(args.converter, c_all_layouts=True)
+    harness = Harness(convert, c_all_layouts=True)
     try:
         harness.graph(spec, case)
     # params and layouts come from the file; the row's build function may refuse them any way
@@ -121,6 +154,11 @@ def _repro(args) -> int:
         return 1
     if outcome.unexpected:
         print(f"still failing; blame: {outcome.blame}")
+        return 1
+    if outcome.unsupported:
+        names = ", ".join(v.backend for v in outcome.unsupported)
+        print(f"conformance repro: the converter refuses the case, so {names} had nothing to "
+              "run and nothing can be said about the failure", file=sys.stderr)
         return 1
     print("no unexpected disagreement: the failure is gone")
     return 0
@@ -365,8 +403,9 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     repro = sub.add_parser("repro", help="replay a repro bundle on every backend")
     repro.add_argument("bundle", help="a bundle folder, or a test id such as 'exp[float32]'")
-    repro.add_argument("--converter", default="converter:to_onnx", type=_converter,
-                       help="converter under test, module:callable (default: %(default)s)")
+    repro.add_argument("--converter", default=None, type=_named_converter,
+                       help="converter under test, module:callable (default: the one the "
+                            "bundle records, else converter:to_onnx)")
     repro.add_argument("--report-dir", default="reports")
     repro.set_defaults(func=_repro, parser=repro)
     report = sub.add_parser("report", help="merge results (JSON lines) into one HTML report")

@@ -5,7 +5,12 @@ own kind of usage error."""
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
+from importlib import metadata
+
+#: The project's own converter: the registry's rows are its claims.
+PROJECT = "converter:to_onnx"
 
 
 class ConverterSpecError(ValueError):
@@ -30,3 +35,24 @@ def load(spec: str) -> Callable:
     if not callable(fn):
         raise ConverterSpecError(f"{spec!r}: module {module_name!r} has no callable {attr!r}")
     return fn
+
+
+def claims_every_row(fn: Callable) -> bool:
+    """Whether ``fn`` is the project's own converter, which claims every registry row (so a
+    refusal of one fails the run); any other converter is judged on what it converts."""
+    import converter  # heavy (PyTensor): only once a converter is loaded anyway
+
+    return fn is converter.to_onnx
+
+
+def version(spec: str) -> str | None:
+    """The version of what ``spec`` names: its distribution's, else its module's
+    ``__version__``; None when neither is known (a module from a source tree)."""
+    module_name = spec.partition(":")[0]
+    for dist in metadata.packages_distributions().get(module_name.split(".")[0], []):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    found = getattr(sys.modules.get(module_name), "__version__", None)
+    return str(found) if found is not None else None

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import onnx
 
 from conformance import upstream_script
 from conformance.backends import (
@@ -18,9 +21,59 @@ from conformance.backends import (
 )
 from conformance.blame import classify
 from conformance.cbatch import Batch, Member
-from conformance.oracle import Comparison, compare
+from conformance.oracle import Comparison, compare, describe_error
 from conformance.registry import Blame, Case, Known, Row
 from conformance.strategies.canonical import canonical_cases
+from converter.errors import UnsupportedOpError
+
+#: What a converter raises to decline a graph cleanly: judged as "unsupported", not as wrong.
+REFUSALS = (UnsupportedOpError, NotImplementedError)
+
+
+class RefusedElsewhere(Exception):
+    """A clean refusal (one of REFUSALS) made in another process (conformance.isolate),
+    carried back by type name and text."""
+
+
+def is_refusal(exc: BaseException) -> bool:
+    """Whether the converter declined cleanly: a type check, never a message read as text."""
+    return isinstance(exc, (*REFUSALS, RefusedElsewhere))
+
+
+class InvalidModel(Exception):
+    """The converter returned something that is not a valid ONNX model: its fault, whatever
+    the backends make of it."""
+
+
+def validated(convert: Callable) -> Callable:
+    """``convert``, with every model it returns checked by
+    ``onnx.checker.check_model(full_check=True)`` before any backend sees it."""
+
+    @functools.wraps(convert)
+    def checked(inputs, outputs, *, opset):
+        model = convert(inputs, outputs, opset=opset)
+        if not isinstance(model, onnx.ModelProto):
+            raise InvalidModel(f"the converter returned {type(model).__name__}; expected an "
+                               "onnx.ModelProto")
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        # the checker raises ValidationError, InferenceError or others for a bad model
+        except Exception as exc:  # noqa: BLE001
+            raise InvalidModel(f"the converter's model fails onnx.checker.check_model("
+                               f"full_check=True): {describe_error(exc)}") from None
+        return model
+
+    return checked
+
+
+class CellOutcome(enum.StrEnum):
+    """One backend's outcome on one example."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    XFAIL = "xfail"
+    #: the converter cleanly refused the graph: nothing to run, nothing wrong
+    UNSUPPORTED = "unsupported"
 
 
 @dataclass(frozen=True)
@@ -58,12 +111,16 @@ class Verdict:
     known: Known | None = None
     #: every record that covers the disagreement (``known`` is the first), all of them seen
     covering: tuple[Known, ...] = ()
+    #: the converter cleanly refused the graph this backend would have run
+    refused: bool = False
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> CellOutcome:
         if self.comparison.ok:
-            return "pass"
-        return "xfail" if self.known else "fail"
+            return CellOutcome.PASS
+        if self.known:
+            return CellOutcome.XFAIL
+        return CellOutcome.UNSUPPORTED if self.refused else CellOutcome.FAIL
 
 
 @dataclass
@@ -73,6 +130,7 @@ class CaseOutcome:
     expected: object
     actual: dict[str, object]
     verdicts: list[Verdict] = field(default_factory=list)
+    #: a conversion failure other than a clean refusal (a crash, an invalid model)
     conversion_error: str | None = None
     graph: Graph | None = None
 
@@ -82,18 +140,27 @@ class CaseOutcome:
 
     @property
     def unexpected(self) -> list[Verdict]:
-        return [v for v in self.verdicts if v.outcome == "fail"]
+        return [v for v in self.verdicts if v.outcome == CellOutcome.FAIL]
+
+    @property
+    def unsupported(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.outcome == CellOutcome.UNSUPPORTED]
 
     @property
     def blame(self) -> Blame | None:
-        failed = [v.backend for v in self.verdicts if not v.comparison.ok]
+        """Read off the unexpected disagreements only: a backend whose divergence is
+        recorded, or that had nothing to run (a refusal), says nothing about this one. A
+        refusal alone is the converter's (it fails a test only when the converter claims
+        the row)."""
+        failed = [v.backend for v in self.unexpected]
         if not failed:
-            return None
-        ran = [v.backend for v in self.verdicts]
+            return Blame.CONVERTER if self.unsupported else None
+        ran = [v.backend for v in self.verdicts
+               if v.outcome in (CellOutcome.PASS, CellOutcome.FAIL)]
         return classify(failed, ran, conversion_failed=self.conversion_error is not None)
 
     def failure_message(self) -> str:
-        lines = [v.comparison.message for v in self.unexpected]
+        lines = [v.comparison.message for v in self.unexpected or self.unsupported]
         blame = self.blame
         if blame is not None:
             lines.append(f"blame: {blame}")
@@ -133,15 +200,32 @@ def case_code(row: Row, case: Case) -> str:
     return row.code(case) if row.code is not None else upstream_script.case_code(row, case)
 
 
+def _covers(k: Known, backend: str, message: str, actual, case: Case, *,
+            records_refusals: bool) -> bool:
+    """Whether record ``k`` explains the disagreement. A failed conversion only by a
+    ``match`` on what the converter raised: a record of wrong values, or of what the
+    reference does, never excuses a refusal or a crash. The records describe the project's
+    converter, so another converter's refusal is never theirs (``records_refusals``)."""
+    if not isinstance(actual, ConversionFailed):
+        return k.covers(backend, message, case)
+    if is_refusal(actual.cause) and not records_refusals:
+        return False
+    return k.match is not None and k.covers(backend, f"{backend} raised "
+                                            f"{describe_error(actual)}", case)
+
+
 class Harness:
     """Runs cases on the backends. Caches what a row's tests share (its graphs, their compiled
     functions and sessions, its C batch) and drops it when a test of another row starts, so a
     worker's memory stays flat however many rows it runs."""
 
-    def __init__(self, convert: Callable, isolated=None, *, c_all_layouts: bool = False):
+    def __init__(self, convert: Callable, isolated=None, *, c_all_layouts: bool = False,
+                 claims_every_row: bool = False):
         self.convert = convert
         self.isolated = isolated  # an isolate.Isolated: convert and run backends in a child
         self.c_all_layouts = c_all_layouts
+        #: the converter claims every registry row (the project's own): a refusal fails
+        self.claims_every_row = claims_every_row
         self._row: str | None = None
         self._graphs: dict[tuple, Graph] = {}
         self._canonical: dict[str, Case] | None = None
@@ -188,8 +272,8 @@ class Harness:
         key = (spec.row.name, case.graph_key())
         if key not in self._graphs:
             inputs, outputs = build_graph(spec.row, case)
-            convert = self.convert
-            if self.isolated is not None:
+            convert = validated(self.convert)
+            if self.isolated is not None:  # the child validates
                 convert = functools.partial(self.isolated.convert, recipe(spec, case))
             self._graphs[key] = Graph(inputs, outputs, convert)
         return self._graphs[key]
@@ -229,14 +313,21 @@ class Harness:
             if name == REFERENCE.name or not self._compares(backend, spec, case):
                 continue
             actual = self._run(graph, backend, spec, case)
-            if isinstance(actual, ConversionFailed) or getattr(actual, "name", "") == (
-                    "ConversionFailed"):
+            refused = isinstance(actual, ConversionFailed) and is_refusal(actual.cause)
+            if isinstance(actual, ConversionFailed) and not refused:
                 outcome.conversion_error = str(actual)
             outcome.actual[name] = actual
             cmp = compare(expected, actual, tol, backend=name, reference=REFERENCE.name,
-                          case=description, values=spec.row.compare_values)
+                          case=description, values=spec.row.compare_values,
+                          signed_zeros=spec.row.signed_zeros)
+            if cmp.ok and isinstance(actual, ConversionFailed):
+                # nothing ran: a failed conversion never agrees with the reference raising
+                cmp = Comparison(False, f"{name} raised {describe_error(actual)} but "
+                                        f"{REFERENCE.name} raised {describe_error(expected)}; "
+                                        f"a failed conversion is not agreement [{description}]")
             covering = () if cmp.ok else tuple(
-                k for k in known if k.covers(name, cmp.message, case))
+                k for k in known if _covers(k, name, cmp.message, actual, case,
+                                            records_refusals=self.claims_every_row))
             outcome.verdicts.append(Verdict(name, cmp, covering[0] if covering else None,
-                                            covering))
+                                            covering, refused))
         return outcome

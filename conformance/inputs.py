@@ -43,7 +43,7 @@ from conformance.schema import (
 
 Warn = Callable[[str], None]
 
-OUTCOMES = ("passed", "failed", "xfailed", "error", "incomplete")
+OUTCOMES = ("passed", "failed", "xfailed", "unsupported", "error", "incomplete")
 #: A test's status in a trend: its outcome, or ``xpassed`` (see conformance.trend).
 STATUSES = (*OUTCOMES, "xpassed")
 #: An error as stored: a number, a non-finite float written as text, or null (not measured).
@@ -54,7 +54,7 @@ BIN = matching(r"0|inf|nan|1e(-?(30[0-8]|[12]?\d?\d)|-3(09|1\d|2[0-4]))",
 NAMES = ListOf(STRING)
 
 CELL = Obj(optional={
-    "pass": COUNT, "fail": COUNT, "xfail": COUNT,
+    "pass": COUNT, "fail": COUNT, "xfail": COUNT, "unsupported": COUNT,
     "max_abs_err": Either(ERROR, STRING), "max_rel_err": Either(ERROR, STRING),
     "max_ulp_err": Either(ERROR, STRING),
     "err_hist": Obj(optional={k: MapOf(COUNT, key=BIN) for k in ("abs", "rel", "ulp")}),
@@ -107,7 +107,8 @@ RECORDS: dict[str, Schema] = {
     "run": RUN,
     "example": Obj(required={
         "test": STRING,
-        "backends": MapOf(Tuple(Literal("pass", "fail", "xfail"), ERROR, ERROR, ERROR)),
+        "backends": MapOf(Tuple(Literal("pass", "fail", "xfail", "unsupported"),
+                                ERROR, ERROR, ERROR)),
     }, optional={"classes": NAMES}),
     "graph": Obj(required={"test": STRING}, optional={"op_kinds": NAMES, "onnx_ops": NAMES}),
     "test": TEST,

@@ -5,9 +5,14 @@ runs none of the code under test. The child rebuilds each graph from its recipe 
 dtypes, static layout, params), keeps its own cache, loads the same converter, and answers one
 request at a time:
 
-- ``convert``: the converter's model for a graph and opset (checked by the converter there), sent
-  back serialized; the parent reads it as data for coverage and repro bundles;
+- ``convert``: the converter's model for a graph and opset (validated there with
+  ``onnx.checker.check_model(full_check=True)``), sent back serialized; the parent reads it as
+  data for coverage and repro bundles;
 - ``run``: one backend's outputs on one input set (conversion, session creation and the run).
+
+A failed conversion comes back as its own kind of answer, typed: a clean refusal (see
+``harness.is_refusal``) as :class:`~conformance.harness.RefusedElsewhere`, anything else as
+:class:`RemoteError`, each wrapped in ``ConversionFailed`` as in the parent's own harness.
 
 A child that dies (segfault, abort, ``exit``) or does not answer in time is killed and replaced,
 and the request's result is an exception naming who took it down (the converter or a backend)
@@ -27,7 +32,7 @@ import onnx
 
 from conformance.backends import BACKENDS, ConversionFailed, HarnessFailed
 from conformance.converters import load
-from conformance.harness import Harness, Spec
+from conformance.harness import Harness, RefusedElsewhere, Spec, is_refusal
 from conformance.registries import row_named
 from conformance.registry import Case
 
@@ -74,11 +79,12 @@ def _answer(harness: Harness, kind: str, opset: int, recipe: tuple, backend=None
     harness.start(spec)  # a new row releases the last one's graphs
     graph = harness.graph(spec, Case(dummies, static, params))
     if kind == "convert":
-        try:
-            return graph.onnx_model(opset).SerializeToString()
-        except ConversionFailed as exc:
-            raise exc.cause from None
+        return graph.onnx_model(opset).SerializeToString()
     return [np.asarray(o) for o in graph.runner(BACKENDS[backend], opset)(values)]
+
+
+def _carried(exc: BaseException) -> tuple:
+    return type(exc).__name__, str(exc), is_refusal(exc), traceback.format_exc(limit=3)
 
 
 def _serve(conn, converter_spec: str) -> None:
@@ -91,9 +97,11 @@ def _serve(conn, converter_spec: str) -> None:
             return
         try:
             conn.send(("ok", _answer(harness, *request)))
+        except ConversionFailed as exc:
+            conn.send(("conversion", _carried(exc.cause)))
         except Exception as exc:  # noqa: BLE001
             # every failure goes back to the parent as data; the child keeps serving
-            conn.send(("error", (type(exc).__name__, str(exc), traceback.format_exc(limit=3))))
+            conn.send(("error", _carried(exc)))
 
 
 class Isolated:
@@ -115,6 +123,8 @@ class Isolated:
         try:
             data = self._ask(("convert", opset, recipe), "the converter", ConverterCrashed,
                              ConverterHung)
+        except ConversionFailed:
+            raise
         except (RemoteError, Crashed, Hung) as exc:
             raise ConversionFailed(exc, str(exc)) from None
         return onnx.ModelProto.FromString(data)
@@ -139,7 +149,10 @@ class Isolated:
             raise crashed(f"{who} crashed the process ({self._reap()})") from None
         if status == "ok":
             return payload
-        name, text, _ = payload
+        name, text, refused, _ = payload
+        if status == "conversion":  # the converter failed there, or (run) the rewritten graph's
+            cause = RefusedElsewhere(f"{name}: {text}") if refused else RemoteError(name, text)
+            raise ConversionFailed(cause, f"{name}: {text}")
         raise RemoteError(name, text)
 
     def _start(self) -> None:

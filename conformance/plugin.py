@@ -116,8 +116,12 @@ class ConformanceSession:
             from conformance.isolate import Isolated
 
             isolated = Isolated(self.converter_spec, config.getoption("isolate_timeout"))
-        self.harness = Harness(load_converter(self.converter_spec), isolated,
-                               c_all_layouts=config.getoption("c_layouts") == "all")
+        convert = load_converter(self.converter_spec)
+        self.harness = Harness(convert, isolated,
+                               c_all_layouts=config.getoption("c_layouts") == "all",
+                               claims_every_row=converters.claims_every_row(convert))
+        self.converter_info = {"spec": self.converter_spec,
+                               "version": converters.version(self.converter_spec)}
         self.strict_records = config.getoption("strict_records")
         names = [b.strip() for b in config.getoption("backends").split(",") if b.strip()]
         unknown = [b for b in names if b not in BACKENDS]
@@ -164,6 +168,8 @@ class ConformanceSession:
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "profile": self.profile, "max_examples": self.settings.max_examples,
             "derandomize": self.settings.derandomize, "converter": self.converter_spec,
+            "converter_version": self.converter_info["version"],
+            "refusals": "fail" if self.harness.claims_every_row else "unsupported",
             "backends": list(self.backends), "reference": REFERENCE.name,
             "opsets": {label or "default": opset for opset, label in self.opsets},
             "shard": "/".join(map(str, self.shard)) if self.shard else "1/1",
@@ -235,7 +241,8 @@ class ConformanceSession:
         except Exception:  # noqa: BLE001
             model = None
         folder = self.report_dir / "repro" / bundle_name(outcome.spec.test_id)
-        bundle = write_bundle(folder, outcome, notes=notes, model=model)
+        bundle = write_bundle(folder, outcome, notes=notes, model=model,
+                              converter=self.converter_info)
         return failure_record(outcome, notes, bundle, repro_command(bundle))
 
     def finish(self, session) -> Path | None:

@@ -39,6 +39,8 @@ DEFAULT_TOL: Mapping[str, Tol] = {
     "float64": Tol(rtol=1e-10, atol=1e-12),
 }
 EXACT = Tol()
+#: What ``Known.cause`` may be: words of lowercase letters and digits joined by '-'.
+CAUSE_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,10 @@ class Known:
     ``versions`` (a PEP 440 requirement such as ``"onnxruntime<1.32"``) says for which
     releases the divergence holds; outside them the record is inactive and its example must
     pass (see conformance.versions).
+
+    ``cause`` (a slug such as ``"careduce-c-0d"``) names the upstream bug the record is an
+    instance of: records that share it are one root cause for ``conformance upstream``,
+    whatever their wording (conformance.upstream describes each cause once).
     """
 
     backends: tuple[str, ...]
@@ -104,6 +110,7 @@ class Known:
     match: str | None = None
     when: Callable[[Case], bool] | None = None
     versions: str | None = None
+    cause: str | None = None
 
     @property
     def package(self) -> str | None:
@@ -138,12 +145,43 @@ class Known:
             )
         if self.versions is not None:
             releases.parse_requirement(self.versions)
+        if self.cause is not None and not CAUSE_SLUG.fullmatch(self.cause):
+            raise ValueError(f"Known({self.reason!r}): cause={self.cause!r} must be a slug: "
+                             "lowercase letters and digits in words joined by '-'")
 
     def applies(self, dtype: str) -> bool:
         return self.dtypes is None or dtype in self.dtypes
 
 
 CaseFactory = Callable[[str], "object"]  # dtype -> hypothesis strategy of Case
+
+
+@dataclass(frozen=True)
+class Composes:
+    """How a row takes part in random graphs (conformance.strategies.graphs), declared on
+    the row as ``compose=Composes(...)``.
+
+    ``domains`` has one Domain per operand: values from earlier nodes are guarded into it.
+    ``params`` maps the first operand's shape to a Hypothesis strategy of the row's params
+    tuple (None: the row takes none). ``shape`` maps (operand shapes, params dict) to the
+    output's shape (None: the operands' broadcast shape). ``keep_rank`` marks a reduction
+    whose reduced axes (its ``axis`` param) come back as length-1 axes, so the result
+    broadcasts against its operand. ``dtypes`` are the operand dtypes it composes on (None:
+    the row's dtypes without a recorded divergence); ``accepts`` says which first-operand
+    shapes it takes (None: any).
+    Declaring ``dtypes`` says that the guards keep every record of those dtypes from
+    showing; a random graph that shows one anyway fails the run."""
+
+    domains: tuple
+    params: Callable | None = None
+    shape: Callable | None = None
+    keep_rank: bool = False
+    dtypes: tuple[str, ...] | None = None
+    accepts: Callable[[tuple], bool] | None = None
+
+    def __post_init__(self):
+        if not self.domains:
+            raise ValueError("Composes.domains must give one Domain per operand, got ()")
 
 
 @dataclass(frozen=True)
@@ -159,8 +197,11 @@ class Row:
     category: str = ""
     compare_values: bool = True
     code: Callable[[Case], str] | None = None
-    #: Random graphs may use the row (its cases must be elemwise(...) or reduction(...)).
-    compose: bool = False
+    #: Random graphs may use the row: True for rows whose cases are elemwise(...) or
+    #: reduction(...) (their operands say how), else a Composes that says how.
+    compose: bool | Composes = False
+    #: Whether -0.0 and 0.0 are told apart (see conformance.registries.SIGNED_ZEROS_PENDING).
+    signed_zeros: bool = True
 
     def __post_init__(self):
         if not self.name.replace("_", "").isalnum():
@@ -169,12 +210,17 @@ class Row:
         if bad or not self.dtypes:
             raise ValueError(
                 f"Row {self.name!r}: dtypes {bad or '()'} invalid; allowed: {ALL_DTYPES}")
+        if isinstance(self.compose, Composes) and self.compose.dtypes:
+            extra = [d for d in self.compose.dtypes if d not in self.dtypes]
+            if extra:
+                raise ValueError(f"Row {self.name!r}: Composes.dtypes {extra} are not among "
+                                 f"the row's dtypes {self.dtypes}")
 
     def xfail(
         self, *, backends: Sequence[str], reason: str, blame: Blame,
         dtypes: Sequence[str] | None = None, example: Callable[[str], Case] | None = None,
         match: str | None = None, when: Callable[[Case], bool] | None = None,
-        versions: str | None = None,
+        versions: str | None = None, cause: str | None = None,
     ) -> Row:
         """A copy of the row with one more strict expected failure (chainable)."""
         if isinstance(backends, str):
@@ -183,7 +229,7 @@ class Row:
         if bad:
             raise ValueError(f"Row {self.name!r}: xfail dtypes {bad} are not among {self.dtypes}")
         known = Known(tuple(backends), reason, blame, tuple(dtypes) if dtypes else None,
-                      example, match, when, versions)
+                      example, match, when, versions, cause)
         return dataclasses.replace(self, known=(*self.known, known))
 
     def tolerance(self, dtype: str) -> Tol:

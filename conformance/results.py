@@ -7,9 +7,10 @@ is described in docs/results-schema.md, version ``SCHEMA_VERSION``.
 
 Line records:
 - ``{"kind": "run", ...}``: run settings (written once by the controller);
-- ``{"kind": "example", "test", "backends": {name: [outcome, abs, rel, ulp]}, "classes"}``;
+- ``{"kind": "example", "test", "backends": {name: [outcome, abs, rel, ulp]}, "classes"}``,
+  outcome ``pass``, ``fail``, ``xfail`` or ``unsupported`` (the converter refused the graph);
 - ``{"kind": "test", "test", "op", "category", "dtype", "opset", "outcome", "duration",
-  "known", "known_inactive", "fixed_upstream", "failure", "xfail_seen"}``;
+  "known", "known_inactive", "fixed_upstream", "failure", "xfail_seen", "unsupported"}``;
 - ``{"kind": "compile", "modules", "seconds"}``: C modules one process compiled (at its end);
 - ``{"kind": "finish", "exitstatus", "planned"}``: written by the controller when the run
   ends, so a results file without it comes from a run that was killed.
@@ -89,13 +90,13 @@ def error_bin(value) -> str | None:
 
 
 def _new_cell() -> dict:
-    return {"pass": 0, "fail": 0, "xfail": 0,
+    return {"pass": 0, "fail": 0, "xfail": 0, "unsupported": 0,
             "max_abs_err": None, "max_rel_err": None, "max_ulp_err": None,
             "err_hist": {"abs": {}, "rel": {}, "ulp": {}}}
 
 
 def _add_example(cell: dict, outcome: str, errors) -> None:
-    cell[outcome] += 1
+    cell[outcome] = cell.get(outcome, 0) + 1
     # a disagreement with no error is a dtype, shape, raising or integer mismatch: unmeasured
     measured = outcome == "pass" or any(error_bin(v) not in (None, "0") for v in errors)
     for key, val in zip(("abs", "rel", "ulp"), errors, strict=True):

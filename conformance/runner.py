@@ -16,6 +16,8 @@ from conformance import interrupt
 from conformance import versions as releases
 from conformance.harness import CaseOutcome, Harness, Spec, case_code
 from conformance.registry import Known
+from conformance.strategies import grid
+from conformance.support import Refusals
 
 
 @dataclass
@@ -25,6 +27,8 @@ class Observed:
     spec: Spec
     known_seen: dict[int, str] = field(default_factory=dict)
     last_failure: CaseOutcome | None = None
+    #: the converter's clean refusals: recorded, never raised (conformance.support)
+    refusals: Refusals = field(default_factory=Refusals)
 
 
 def _summary(values, limit: int = 64):
@@ -64,6 +68,8 @@ def check(spec: Spec, harness: Harness, session) -> dict:
     # backend, the batched C one included, judge each cell
     explicit = [k.example(spec.dtype) for k in spec.records]
     explicit += [canonical] if canonical is not None else []
+    # every special value in each operand, at every opset, whatever the random draws find
+    explicit += grid.grid_cases(spec.row.cases, spec.dtype)
     deferred: list[CaseOutcome] = []
 
     @given(case=spec.row.cases(spec.dtype))
@@ -71,6 +77,7 @@ def check(spec: Spec, harness: Harness, session) -> dict:
         interrupt.check()
         outcome = harness.run(spec, case)
         session.record_example(spec, outcome)
+        observed.refusals.note(outcome)
         if session.target_error:
             for verdict in outcome.verdicts:
                 ulp = verdict.comparison.max_ulp
@@ -104,6 +111,7 @@ def check(spec: Spec, harness: Harness, session) -> dict:
         prop()
     except BaseException as exc:
         record["duration"] = time.perf_counter() - start
+        record.update(observed.refusals.fields())
         if observed.last_failure is not None:
             record["outcome"] = "failed"
             notes = getattr(exc, "__notes__", [])
@@ -115,11 +123,24 @@ def check(spec: Spec, harness: Harness, session) -> dict:
         raise
     record["duration"] = time.perf_counter() - start
     if deferred:  # only an explicit example failed, and the search found nothing smaller
+        failed = _one_element(harness, spec, deferred[0])
         record["outcome"] = "failed"
-        record["failure"] = session.failure(deferred[0], [])
+        record["failure"] = session.failure(failed, [])
         session.record_test(record)
-        pytest.fail(deferred[0].failure_message(), pytrace=False)
+        pytest.fail(failed.failure_message(), pytrace=False)
+    refusals = observed.refusals
+    record.update(refusals.fields())
+    if refusals.refused and harness.claims_every_row:
+        message = refusals.claim_message(spec)
+        record["outcome"] = "failed"
+        record["failure"] = {**session.failure(refusals.simplest(), []), "message": message}
+        session.record_test(record)
+        pytest.fail(message, pytrace=False)
     unseen = [k for i, k in enumerate(known) if i not in observed.known_seen]
+    unjudged = refusals.unjudged(unseen, spec)  # their examples were refused: not XPASS
+    unseen = [k for k in unseen if k not in unjudged]
+    if unjudged:
+        record["known_unjudged"] = [_known_json(k) for k in unjudged]
     record["xfail_seen"] = dict(observed.known_seen)
     fixed = {} if session.strict_records else {
         i: newer for i, k in enumerate(known)
@@ -141,13 +162,28 @@ def check(spec: Spec, harness: Harness, session) -> dict:
         record["failure"] = {"message": "\n".join(lines), "blame": str(unseen[0].blame)}
         session.record_test(record)
         pytest.fail("\n".join(lines), pytrace=False)
-    if len(fixed) < len(known):
+    if refusals.refused and not refusals.converted:
+        record["outcome"] = "unsupported"
+        session.record_test(record)
+        pytest.skip(refusals.skip_reason(spec))
+    if len(fixed) + len(unjudged) < len(known):
         record["outcome"] = "xfailed"
         session.record_test(record)
         pytest.xfail("; ".join(f"{'/'.join(k.backends)} ({k.blame}): {k.reason}" for k in known))
     record["outcome"] = "passed"
     session.record_test(record)
     return record
+
+
+def _one_element(harness: Harness, spec: Spec, outcome: CaseOutcome) -> CaseOutcome:
+    """A failing grid case cut down to the element the first unexpected disagreement names,
+    when that element alone still fails (Hypothesis does not shrink explicit examples)."""
+    where = outcome.unexpected[0].comparison.where
+    small = grid.element(outcome.case, where[1][0]) if where and where[1] else None
+    if small is None:
+        return outcome
+    narrowed = harness.run(spec, small)
+    return narrowed if narrowed.unexpected else outcome
 
 
 def _fix_hint(k: Known) -> str:

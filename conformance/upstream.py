@@ -1,12 +1,17 @@
 """From recorded divergences to upstream issues: one issue text and one standalone script
 per root cause.
 
-**Grouping rule.** Two records (``Known`` of any rows) share a root cause when they blame the
-same package the same way (``Known.package`` and ``Known.blame``) and their reasons are the
-same once dtype names and dtype lists (``int16/uint16``) are replaced by ``<dtype>`` and a
-trailing parenthetical remark is dropped. So "no CPU kernel for Max on int16/uint16" and
-"... for Max on int16 (uint8 with int8)" are one cause, whatever rows, dtypes and opsets
-they concern; the reason text is the key, no extra field is needed.
+**Grouping rule.** A record that declares ``Known.cause`` belongs to that cause: records
+of one upstream bug that are worded differently (Max and Min, one bug reached through
+several ops) declare the same slug, and all of them must blame the same package the same
+way. The cause's title is its entry in ``CAUSES`` (every declared slug has one), its folder
+``<package>-<slug>``. A record without ``cause`` shares a root cause with the others
+without one that blame the same package the same way (``Known.package`` and
+``Known.blame``) and whose reasons are the same once dtype names and dtype lists
+(``int16/uint16``) are replaced by ``<dtype>`` and a trailing parenthetical remark is
+dropped: "no CPU kernel for Max on int16/uint16" and "... for Max on int16 (uint8 with
+int8)" are one cause; its title is the first record's reason. Either way a cause spans
+whatever rows, dtypes and opsets its records concern.
 
 **Cells.** A root cause covers cells (record, dtype, opset). Without a run, every dtype a
 record names at the converter's default opset; with a run's results, the tests whose
@@ -26,6 +31,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -43,6 +49,37 @@ FAULTY_ORDER = ("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten", "on
                 "pytensor-c", "pytensor-c-opt")
 TITLES = {"onnxruntime": "ONNX Runtime", "onnx": "ONNX reference evaluator",
           "pytensor": "PyTensor"}
+#: The bug each declared ``Known.cause`` stands for, as the issue's title states it.
+CAUSES = {
+    "careduce-c-0d":
+        "Max's and Min's C code generation fails for a 0-d input (NonZeroDimsCAReduce._c_all "
+        "unpacks the five code parts Elemwise._c_all gives for a reduction over no axis into "
+        "four)",
+    "maximum-minimum-c-double":
+        "C maximum/minimum go through double (the nan(\"\") branch of the scalar ops' C code), "
+        "so 64-bit integers lose low bits in Elemwise maximum/minimum, Max/Min and softmax's "
+        "inner max",
+    "reduce-max-min-nan":
+        "ReduceMax and ReduceMin drop nan next to an infinity (ONNX: 'similar to numpy', "
+        "which propagates nan)",
+    "reducesum-int64-low-bits":
+        "ReduceSum on int64 loses low bits of values near 2**63 (uint64 sums and the "
+        "reductions einsum inlines run on it too)",
+    "eigen-sse2-int64-compare":
+        "Sign, Max and Min on int64 tensors of 2+ elements look at the low 32 bits only "
+        "(Eigen's SSE2 int64 packet comparisons, which these CPU kernels vectorise through)",
+    "nlinalg-perform-float16":
+        "Det, MatrixInverse and SLogDet accept float16 (declaring a float32 result) but "
+        "perform hands it to numpy.linalg, which has no float16, and raises",
+    "reference-gather-empty":
+        "the reference evaluator's Gather (numpy.take) checks no index when its output is "
+        "empty; the ONNX spec makes any out-of-range index an error (ONNX Runtime raises)",
+    "elemwise-py-frompyfunc":
+        "the Python linker's Elemwise runs scalar ops without a matching numpy ufunc (3+ "
+        "operand Add/Mul, Composite, Cast) through numpy.frompyfunc on Python ints and "
+        "floats: integers raise OverflowError or leave their dtype where C wraps, and float32 "
+        "is computed in double",
+}
 
 
 def inner_graphs_on_cvm() -> None:
@@ -57,10 +94,25 @@ def inner_graphs_on_cvm() -> None:
         pytensor.config.linker = "cvm"
 
 
-def root_key(known: Known) -> tuple[str, str, str]:
-    """(package, blame, reason with dtypes and a trailing remark removed): see the module."""
+class RootKey(NamedTuple):
+    """What records of one root cause share (see the module): the declared ``cause``, or
+    (no cause declared) the reason with dtypes and a trailing remark removed."""
+
+    package: str
+    blame: str
+    cause: str | None
+    reason: str | None
+
+
+def root_key(known: Known) -> RootKey:
+    if known.cause is not None:
+        if known.cause not in CAUSES:
+            raise ValueError(f"Known({known.reason!r}): cause={known.cause!r} has no entry "
+                             "in CAUSES (conformance.upstream; add one line there); "
+                             f"described: {sorted(CAUSES)}")
+        return RootKey(blamed_package(known), str(known.blame), known.cause, None)
     reason = _TAIL.sub("", _DTYPES.sub("<dtype>", known.reason)).strip()
-    return (blamed_package(known), str(known.blame), reason)
+    return RootKey(blamed_package(known), str(known.blame), None, reason)
 
 
 def blamed_package(known: Known) -> str:
@@ -109,7 +161,7 @@ class Repro:
 
 @dataclass
 class RootCause:
-    key: tuple[str, str, str]
+    key: RootKey
     cells: list[Cell] = field(default_factory=list)
     repros: list[Repro] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # cells that became no script case
@@ -117,16 +169,20 @@ class RootCause:
 
     @property
     def package(self) -> str:
-        return self.key[0]
+        return self.key.package
 
     @property
     def blame(self) -> str:
-        return self.key[1]
+        return self.key.blame
+
+    @property
+    def summary(self) -> str:
+        """The bug in one line: the declared cause's description, else the first reason."""
+        return CAUSES[self.key.cause] if self.key.cause else self.cells[0].known.reason
 
     @property
     def title(self) -> str:
-        reason = self.cells[0].known.reason
-        return f"[{TITLES.get(self.package, self.package)}] {reason}"
+        return f"[{TITLES.get(self.package, self.package)}] {self.summary}"
 
     @property
     def records(self) -> list[str]:
@@ -134,8 +190,9 @@ class RootCause:
 
     @property
     def versions(self) -> str | None:
-        found = {c.known.versions for c in self.cells} - {None}
-        return ", ".join(sorted(found)) if found else None
+        """Where the records hold: None (every release) if one of them has no bound."""
+        found = {c.known.versions for c in self.cells}
+        return None if None in found else ", ".join(sorted(found))
 
 
 def registry_cells(rows: Iterable[Row], opset: int) -> list[Cell]:
@@ -186,14 +243,23 @@ def _record_index(row: Row, rec: dict) -> int | None:
 
 
 def group(cells: Iterable[Cell]) -> list[RootCause]:
-    causes: dict[tuple, RootCause] = {}
+    """Root causes by the rule in the module; records that declare one cause but blame
+    different packages or blame them differently are an error."""
+    causes: dict[RootKey, RootCause] = {}
+    declared: dict[str, tuple[RootKey, str]] = {}
     for cell in cells:
         key = root_key(cell.known)
+        if key.cause is not None:
+            first, where = declared.setdefault(key.cause, (key, cell.name))
+            if first != key:
+                raise ValueError(f"cause={key.cause!r}: {cell.name} blames {key.package} "
+                                 f"({key.blame}), {where} blames {first.package} "
+                                 f"({first.blame}); one cause is one package's bug")
         causes.setdefault(key, RootCause(key)).cells.append(cell)
-    found = sorted(causes.values(), key=lambda c: (c.package, c.blame, c.key[2]))
+    found = sorted(causes.values(), key=lambda c: (c.package, c.blame, c.summary))
     used: set[str] = set()
     for cause in found:
-        base = _slug(f"{cause.package}-{_TAIL.sub('', cause.cells[0].known.reason)}")
+        base = _slug(f"{cause.package}-{cause.key.cause or _TAIL.sub('', cause.summary)}")
         slug, n = base, 2
         while slug in used:
             slug, n = f"{base}-{n}", n + 1
@@ -239,7 +305,7 @@ def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
     tol = tolerance_for(spec, expected)
     # the script's own comparison, so that "shown" here is the script's exit status
     problem = script.differs(_plain(expected), _plain(actual), tol.rtol, tol.atol,
-                             cell.row.compare_values)
+                             cell.row.compare_values, cell.row.signed_zeros)
     repro = Repro(cell, case, faulty, right, expected, actual, tol, problem is not None,
                   problem or "", "")
     repro.code = _entry(repro, outcome.graph, BACKENDS[faulty])
@@ -285,7 +351,8 @@ def _entry(repro: Repro, graph, backend) -> str:
         f"backend={repro.faulty!r}, right={repro.right!r},\n"
         f"    inputs={inputs},\n    expected={script.outputs_code(repro.expected)},\n"
         f"    rtol={repro.tol.rtol!r}, atol={repro.tol.atol!r}, "
-        f"values={cell.row.compare_values!r},\n    run={run}))")
+        f"values={cell.row.compare_values!r}, signed_zeros={cell.row.signed_zeros!r},\n"
+        f"    run={run}))")
     return "\n".join(lines)
 
 

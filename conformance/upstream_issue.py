@@ -76,7 +76,8 @@ def main():
         except Exception as exc:  # a raise is an outcome to compare
             text = str(exc).strip().splitlines()
             actual = f"raises {type(exc).__name__}: {text[0][:300] if text else ''}"
-        problem = differs(c["expected"], actual, c["rtol"], c["atol"], c["values"])
+        problem = differs(c["expected"], actual, c["rtol"], c["atol"], c["values"],
+                          c["signed_zeros"])
         cannot = problem and isinstance(actual, str) and any(m in actual for m in CANNOT_LOAD)
         print(f"{c['case']} on {c['backend']}:")
         print(f"  expected ({c['right']}): {show(c['expected'])}")
@@ -163,6 +164,22 @@ def _short(value) -> str:
                      for v in value)
 
 
+def _expected_from(rights: list[str]) -> str:
+    """Where the expected values come from: PyTensor's Python linker, or (for its own bugs)
+    the backends that agree with each other; a merged cause may have cases of both."""
+    reference = ("pytensor-py (PyTensor's Python linker, this project's reference; only the "
+                 "backends named below disagree with it)")
+    others = [r for r in rights if r != "pytensor-py"]
+    agree = (f"{', '.join(others)} (the backends that agree with each other and with numpy's "
+             "semantics; PyTensor's own Python linker is the odd one out)")
+    if not others:
+        return f"The expected values come from {reference}."
+    if len(others) == len(rights):
+        return f"The expected values come from {agree}."
+    return (f"The expected values come from {reference} where another backend is at fault, "
+            f"and from {agree} where the Python linker is; each case below names its source.")
+
+
 def issue_text(cause) -> str:
     package = _package_of(cause) if cause.repros else cause.package
     lines = [f"# {cause.title}", "",
@@ -186,13 +203,8 @@ def issue_text(cause) -> str:
         if quote:
             name = getattr(build, "__name__", None) or str(build)
             lines.append(f"- PyTensor `{name}`: \u201c{quote}\u201d")
-    rights = sorted({r.right for r in cause.repros})
-    lines += ["", f"The expected values come from {', '.join(rights)}"
-              + (" (PyTensor's Python linker, this project's reference; only the backends "
-                 "named below disagree with it)" if rights == ["pytensor-py"] else
-                 " (the backends that agree with each other and with numpy's semantics; "
-                 "PyTensor's own Python linker is the odd one out)")
-              + ".", "", "## What happens", ""]
+    lines += ["", _expected_from(sorted({r.right for r in cause.repros})), "",
+              "## What happens", ""]
     for r in cause.repros[:6]:
         where = f"`{r.faulty}`" + (f" (opset {r.cell.opset})" if r.onnx_ops else "")
         lines += [f"- `{r.case.describe(r.cell.row.name)}` on {where}: expected "
@@ -204,15 +216,19 @@ def issue_text(cause) -> str:
     lines += ["", "## Affected", "",
               f"{len(cause.records)} records, {len(cause.cells)} cells; "
               f"{shown} of {len(cause.repros)} cases show the bug on the installed releases.",
-              "", "| row | record | dtypes | opsets | backends |", "|---|---|---|---|---|"]
+              "", "| row | record | dtypes | opsets | backends | recorded as |",
+              "|---|---|---|---|---|---|"]
     by_record: dict = {}
     for c in cause.cells:
         by_record.setdefault((c.row.name, c.index), []).append(c)
     for (row, index), cells in sorted(by_record.items()):
         dtypes = ", ".join(dict.fromkeys(c.dtype for c in cells))
         opsets = ", ".join(map(str, sorted({c.opset for c in cells})))
+        known = cells[0].known
+        recorded = known.reason.replace("|", "\\|") + (
+            f" (`{known.versions}`)" if known.versions else "")
         lines.append(f"| {row} | {index} | {dtypes} | {opsets} | "
-                     f"{', '.join(cells[0].known.backends)} |")
+                     f"{', '.join(known.backends)} | {recorded} |")
     if cause.problems:
         lines += ["", "Cells with no script case:", *[f"- {p}" for p in cause.problems]]
     lines += ["", "## Reproduce", "",
@@ -223,7 +239,7 @@ def issue_text(cause) -> str:
 
 def index_entry(cause) -> dict:
     return {"slug": cause.slug, "title": cause.title, "package": cause.package,
-            "blame": cause.blame, "reason": cause.cells[0].known.reason,
+            "blame": cause.blame, "reason": cause.summary, "cause": cause.key.cause,
             "records": cause.records,
             "cells": sorted({f"{c.row.name}[{c.dtype}]" for c in cause.cells}),
             "opsets": sorted({c.opset for c in cause.cells}),

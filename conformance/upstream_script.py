@@ -66,9 +66,10 @@ def outputs_code(outputs) -> str:
     return "[" + ", ".join(array_code(o) for o in outputs) + "]"
 
 
-def differs(expected, actual, rtol, atol, values=True):
+def differs(expected, actual, rtol, atol, values=True, signed_zeros=False):
     """Why actual is not expected (None: it is): dtype, shape, values (nan equals nan,
-    an infinity only itself, floats within atol + rtol * |expected|, integers exact)."""
+    an infinity only itself, floats within atol + rtol * |expected|, integers exact; with
+    signed_zeros, -0.0 is not 0.0)."""
     if isinstance(expected, str) or isinstance(actual, str):
         if isinstance(expected, str) and isinstance(actual, str):
             return None  # both raise
@@ -90,6 +91,8 @@ def differs(expected, actual, rtol, atol, values=True):
                 close = np.abs(a64 - e64) <= atol + rtol * np.abs(e64)
             odd = np.isinf(e64) | np.isinf(a64) | np.isnan(e64) | np.isnan(a64)
             bad = ~same & (odd | ~close)
+            if signed_zeros and e.dtype.kind == "f":
+                bad |= (e64 == 0) & (a64 == 0) & (np.signbit(e64) != np.signbit(a64))
         else:
             bad = a != e
         if bad.any():

@@ -35,8 +35,31 @@ def test_nan_matches_nan_and_infinities_must_match_exactly():
     assert not compare([arr([np.inf])], [arr([3e38])], Tol(rtol=1.0), backend="b").ok
 
 
-def test_signed_zeros_compare_equal():
-    assert compare([arr([0.0])], [arr([-0.0])], EXACT, backend="b").ok
+def test_signed_zeros_differ_with_their_own_message_whatever_the_tolerance():
+    for tol in (EXACT, Tol(rtol=1.0, atol=1.0)):
+        result = compare([arr([1.0, 2.0, 0.0, -0.0])], [arr([1.0, 2.0, 0.0, 0.0])], tol,
+                         backend="onnxruntime", reference="pytensor-py", case="neg(float32[4])",
+                         signed_zeros=True)
+        assert not result.ok
+        assert result.message == ("onnxruntime: out[3]=0.0 but pytensor-py=-0.0 "
+                                  "(sign of zero differs) [neg(float32[4])]")
+        assert result.where == (0, (3,))
+    assert compare([arr([-0.0, 0.0])], [arr([-0.0, 0.0])], EXACT, backend="b",
+                   signed_zeros=True).ok
+    # off by default (--signed-zeros turns it on for a run)
+    assert compare([arr([-0.0])], [arr([0.0])], EXACT, backend="b").ok
+
+
+def test_a_value_error_is_reported_before_a_sign_of_zero():
+    result = compare([arr([-0.0, 1.0])], [arr([0.0, 2.0])], F32, backend="b", signed_zeros=True)
+    assert "abs err 1 > tol" in result.message and result.where == (0, (1,))
+    assert compare([arr([-0.0, 1.0])], [arr([0.0, 1.0 + 1e-7])], F32, backend="b",
+                   signed_zeros=True).message.endswith("(sign of zero differs)")
+
+
+def test_integer_zeros_have_no_sign():
+    assert compare([np.array([0, 0])], [np.array([-0, 0])], EXACT, backend="b",
+                   signed_zeros=True).ok
 
 
 def test_tolerance_is_absolute_plus_relative():

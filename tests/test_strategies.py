@@ -121,3 +121,63 @@ def test_graph_ops_names_what_cannot_compose():
 
     with pytest.raises(ValueError, match=r"rows \['reshape'\] cannot be composed"):
         graph_composer().rows(("exp", "reshape"))
+
+
+# -- the special-value grid ---------------------------------------------------------------
+def _bits(values) -> set:
+    return {np.asarray(v).tobytes() for v in values}
+
+
+def test_the_grid_holds_every_special_class_of_a_float_dtype():
+    from conformance.strategies.grid import grid_values
+
+    info = np.finfo(np.float32)
+    wanted = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, info.max, -info.max,
+              info.tiny, -info.tiny, info.smallest_subnormal, -info.smallest_subnormal]
+    assert _bits(np.float32(v) for v in wanted) <= _bits(grid_values("float32", Domain()))
+    ints = [int(v) for v in grid_values("int8", Domain())]
+    assert {-128, 127, 0, 1, -1} <= set(ints)
+
+
+def test_the_grid_respects_the_domain_and_adds_its_edges():
+    from conformance.strategies.grid import grid_values
+
+    domain = Domain(min_value=0.0, max_value=70.0, allow_nan=False)
+    values = [float(v) for v in grid_values("float64", domain)]
+    assert 70.0 in values and all(0.0 <= v <= 70.0 for v in values)
+    assert not any(math.isnan(v) for v in values)
+
+
+def test_binary_grid_cases_meet_every_pair_of_values():
+    from conformance.strategies.grid import grid_cases, grid_values
+
+    (case,) = grid_cases(elemwise(Domain(), Domain(nonzero=True)), "float16")
+    x, y = case.values
+    assert x.shape == y.shape and x.ndim == 1 and case.static == ((None,), (None,))
+    pairs = {(a.tobytes(), b.tobytes()) for a, b in zip(x, y, strict=True)}
+    xs, ys = grid_values("float16", Domain()), grid_values("float16", Domain(nonzero=True))
+    assert len(pairs) == len(xs) * len(ys)
+    assert not (y == 0).any()
+
+
+def test_three_operands_meet_every_pair_in_every_two_of_them():
+    from conformance.strategies.grid import pairwise
+
+    idx = pairwise([19, 10, 2])
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        assert len(set(zip(idx[i], idx[j], strict=True))) == [19, 10, 2][i] * [19, 10, 2][j]
+
+
+def test_factories_without_declared_domains_get_no_grid():
+    from conformance.strategies.grid import grid_cases
+
+    assert grid_cases(lambda dtype: st.nothing(), "float32") == []
+
+
+def test_a_grid_case_cuts_down_to_one_element():
+    from conformance.strategies.grid import element, grid_cases
+
+    (case,) = grid_cases(elemwise(Domain(), Domain()), "float32")
+    one = element(case, 7)
+    assert [v.tolist() for v in one.values] == [v[7:8].tolist() for v in case.values]
+    assert element(fixed([1.0, 2.0], 3.0)("float32"), 0) is None

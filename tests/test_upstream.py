@@ -4,6 +4,7 @@ project; the report's counterexample code and "upstream" section."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -27,9 +28,9 @@ def written(tmp_path_factory):
     return out, index, status
 
 
-def _known(reason, blame=Blame.ONNXRUNTIME, versions=None):
+def _known(reason, blame=Blame.ONNXRUNTIME, versions=None, cause=None):
     return Known(("onnxruntime",), reason, blame, example=lambda dtype: None,
-                 versions=versions)
+                 versions=versions, cause=cause)
 
 
 def test_grouping_rule_ignores_dtypes_and_a_trailing_remark():
@@ -42,6 +43,50 @@ def test_grouping_rule_ignores_dtypes_and_a_trailing_remark():
         _known("ONNX Runtime has no CPU kernel for Max on int16/uint16",
                Blame.ONNXRUNTIME_OPTIMIZER))
     assert upstream.root_key(a)[0] == "onnxruntime"
+
+
+def test_a_declared_cause_groups_records_however_worded():
+    cause = next(iter(upstream.CAUSES))
+    a = _known("ReduceMax drops nan next to an infinity", cause=cause)
+    b = _known("ReduceMin drops nan next to an infinity", cause=cause)
+    assert upstream.root_key(a) == upstream.root_key(b)
+    assert upstream.root_key(a) != upstream.root_key(_known(a.reason))
+    with pytest.raises(ValueError, match="has no entry in CAUSES"):
+        upstream.root_key(_known("r", cause="no-such-cause"))
+    with pytest.raises(ValueError, match="must be a slug"):
+        _known("r", cause="Not A Slug")
+
+
+def test_a_cause_is_one_package_s_bug():
+    row = row_named("sign")
+    cause = next(iter(upstream.CAUSES))
+    known = [_known("r", cause=cause), _known("r", Blame.ONNXRUNTIME_OPTIMIZER, cause=cause)]
+    rows = [dataclasses.replace(row, known=(k,)) for k in known]
+    with pytest.raises(ValueError, match="one cause is one package's bug"):
+        upstream.group([upstream.Cell(r, 0, "int64", 18) for r in rows])
+
+
+def test_a_cause_is_bounded_only_when_every_record_is():
+    row = row_named("sign")
+    cause = next(iter(upstream.CAUSES))
+
+    def versions(*bounds):
+        rows = [dataclasses.replace(row, known=(_known("r", versions=v, cause=cause),))
+                for v in bounds]
+        [found] = upstream.group([upstream.Cell(r, 0, "int64", 18) for r in rows])
+        return found.versions
+
+    assert versions("onnxruntime<1.32", "onnxruntime<1.32") == "onnxruntime<1.32"
+    assert versions("onnxruntime<1.32", None) is None
+
+
+def test_declared_causes_are_described_and_descriptions_used():
+    declared = {k.cause for r in all_rows() for k in r.known if k.cause}
+    assert declared == set(upstream.CAUSES), "CAUSES and the registry's causes differ"
+    for name in declared:
+        blames = {(upstream.blamed_package(k), k.blame) for r in all_rows() for k in r.known
+                  if k.cause == name}
+        assert len(blames) == 1, (name, blames)
 
 
 def test_every_upstream_record_is_covered_or_listed(written, capsys):
@@ -162,6 +207,17 @@ def test_results_cells_match_records_back(tmp_path):
     cells, unmatched = upstream.results_cells(doc, all_rows())
     assert [c.name for c in cells] == ["sign[int64]:0"] and cells[0].opset == 18
     assert len(unmatched) == 1 and "unrecorded onnxruntime divergence" in unmatched[0]
+
+
+def test_a_merged_cause_lists_every_record(written):
+    out, index, _ = written
+    merged = next(c for c in index["causes"] if c["cause"] == "careduce-c-0d")
+    assert merged["records"] == ["max:1", "min:1"]
+    assert merged["reason"] == upstream.CAUSES["careduce-c-0d"]
+    issue = (Path(out) / merged["issue"]).read_text(encoding="utf-8")
+    assert issue.startswith(f"# [PyTensor] {upstream.CAUSES['careduce-c-0d']}")
+    for reason in ("Max's C code generation fails", "Min's C code generation fails"):
+        assert reason in issue.split("## Affected")[1]
 
 
 def test_issue_text_names_the_spec(written):

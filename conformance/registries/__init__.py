@@ -19,6 +19,18 @@ CATEGORIES = (
     "misc", "graphs", "special",
 )
 
+#: Rows whose zero signs are not judged yet. Judged everywhere (``--signed-zeros``), they
+#: show a backend's zero with the other sign, and whose fault each is has not been worked
+#: out (issue 11): a row leaves this set with a fix or a record.
+SIGNED_ZEROS_PENDING = frozenset({
+    "alloc", "alloc_diag", "arange", "broadcast_to", "cho_solve", "cho_solve_illcond",
+    "cholesky", "composite_multi", "det", "det_matrices", "dot_mixed", "einsum", "gemm", "gemv",
+    "ger", "inv", "inv_illcond", "log_softmax", "max", "maximum", "mean", "min", "minimum", "mod",
+    "op_from_graph", "pow", "prod_without_zeros", "random_graph", "slogdet", "softmax_grad",
+    "solve", "solve_pos", "solve_sym", "solve_triangular", "solve_triangular_illcond", "sort",
+    "sum", "sum_acc_dtype", "sum_out_dtype",
+})
+
 
 @functools.cache
 def all_rows() -> tuple[Row, ...]:
@@ -33,7 +45,8 @@ def all_rows() -> tuple[Row, ...]:
                     f"{category!r}; row names must be unique"
                 )
             seen[row.name] = category
-            rows.append(dataclasses.replace(row, category=category))
+            rows.append(dataclasses.replace(row, category=category,
+                                            signed_zeros=row.name not in SIGNED_ZEROS_PENDING))
     return tuple(rows)
 
 

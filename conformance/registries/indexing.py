@@ -327,5 +327,5 @@ ROWS = [
            match="onnx-reference returned .* but pytensor-py raised IndexError",
            when=lambda case: case.values[0].size == 0,
            example=example(np.zeros((0, 1)), np.array([[1]], dtype=np.int8), y=0, op="inc",
-                           index=":, I2@int8")),
+                           index=":, I2@int8"), cause="reference-gather-empty"),
 ]

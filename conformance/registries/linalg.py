@@ -286,6 +286,7 @@ def zero_batch(rhs: bool, **params) -> dict:
 def no_float16(op: str) -> dict:
     return {"backends": ONNX_BACKENDS, "dtypes": ("float16",), "blame": Blame.PYTENSOR,
             "reason": f"{op} accepts float16 but perform raises (numpy.linalg has no float16)",
+            "cause": "nlinalg-perform-float16",
             "match": "pytensor-py raised (TypeError|ValueError)",
             "example": fixed([[1.0, 2.0], [3.0, 4.0]])}
 
@@ -379,7 +380,8 @@ ROWS = [
            reason="ReduceSum on int64 loses low bits of values near 2**63 (inlined ii->i, ij->)",
            match="exact match required",
            when=lambda case: "," not in dict(case.params)["subscripts"],
-           example=fixed([[2**63 - 2]], params=[("subscripts", "ii->i")])),
+           example=fixed([[2**63 - 2]], params=[("subscripts", "ii->i")]),
+           cause="reducesum-int64-low-bits"),
     Row("extract_diag", lambda x, offset, axis1, axis2: pt.diagonal(x, offset, axis1, axis2),
         diagonal_operands, ALL),
     Row("alloc_diag", lambda v, offset, axis1, axis2: ptb.alloc_diag(v, offset, axis1, axis2),

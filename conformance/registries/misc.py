@@ -187,6 +187,7 @@ def reference_gather(widths) -> dict:
         "backends": ("onnx-reference",), "blame": Blame.ONNX_REFERENCE, "when": pads_empty_axis,
         "reason": "the ONNX reference's Gather accepts out-of-range indices when its output is "
                   "empty; the spec calls that an error (ONNX Runtime raises, as PyTensor does)",
+        "cause": "reference-gather-empty",
         "match": "onnx-reference returned .* but pytensor-py raised",
         "example": example(np.zeros((0, 0)), widths, dtypes_=(None, "int64")),
     }
@@ -312,8 +313,8 @@ def unequal_sides(case) -> bool:
 
 
 ROWS = [
-    Row("deep_copy", DeepCopyOp(), elemwise(ANY), ALL),
-    Row("view_op", ViewOp(), elemwise(ANY), ALL),
+    Row("deep_copy", DeepCopyOp(), elemwise(ANY), ALL, compose=True),
+    Row("view_op", ViewOp(), elemwise(ANY), ALL, compose=True),
     Row("assert_op", lambda x, c: Assert("x is not valid")(x, c), checked(1), ALL)
     .xfail(**cannot_raise("AssertionError"), example=example([1], False, dtypes_=(None, "bool"))),
     Row("check_and_raise", lambda x, c1, c2: CheckAndRaise(ValueError, "bad")(x, c1, c2),

@@ -14,8 +14,16 @@ from pytensor.tensor.elemwise import CAReduce
 from pytensor.tensor.extra_ops import cumprod, cumsum
 from pytensor.tensor.math import ProdWithoutZeros
 
-from conformance.registry import ORT_BACKENDS, Blame, Case, Row
+from conformance.registry import ORT_BACKENDS, Blame, Case, Composes, Row
 from conformance.strategies import ANY, Domain, arrays, dtypes, elements, fixed
+from conformance.strategies.graphs import (
+    axis_params,
+    has_nonempty_axis,
+    keepdims_shape,
+    nonempty_axis_params,
+    same_or_flat_shape,
+    single_axis_params,
+)
 
 ONNX_BACKENDS = (*ORT_BACKENDS, "onnx-reference")
 ALL, FLOATS, NUMERIC = dtypes.ALL, dtypes.FLOATS, dtypes.NUMERIC
@@ -106,6 +114,7 @@ def _semantic_gap_empty(op: str):
 def _c_0d(op: str):
     return {"backends": ("pytensor-c",), "blame": Blame.PYTENSOR,
             "reason": f"{op}'s C code generation fails for a 0-d input (unpacking error)",
+            "cause": "careduce-c-0d",
             "match": "too many values to unpack", "when": lambda case: case.values[0].ndim == 0,
             "example": fixed(1, params=[("axis", None)])}
 
@@ -113,12 +122,14 @@ def _c_0d(op: str):
 def _ort_nan_dropped(op: str, example):
     return {"backends": ORT_BACKENDS, "dtypes": FLOATS, "blame": Blame.ONNXRUNTIME,
             "reason": f"{op} drops nan next to an infinity (ONNX: 'similar to numpy')",
+            "cause": "reduce-max-min-nan",
             "match": r"but pytensor-py=nan\b", "when": has_nan, "example": example}
 
 
 def _c_wraps(op: str, example):
     return {"backends": ("pytensor-c",), "dtypes": ("int64", "uint64"), "blame": Blame.PYTENSOR,
             "reason": f"{op}'s C code goes through double: 64-bit extremes come back wrapped",
+            "cause": "maximum-minimum-c-double",
             "match": "exact match required", "example": example}
 
 
@@ -126,6 +137,7 @@ def _ort_int64_sum(example):
     """uint64 sums run on int64 (ONNX Runtime has no uint64 ReduceSum): the same bits."""
     return {"backends": ORT_BACKENDS, "dtypes": ("int64", "uint64"), "blame": Blame.ONNXRUNTIME,
             "reason": "ReduceSum on int64 (uint64 runs on it) loses low bits of values near 2**63",
+            "cause": "reducesum-int64-low-bits",
             "match": "exact match required", "example": example}
 
 
@@ -159,11 +171,32 @@ CUM_DTYPE_BUG = {
     "example": fixed([1, 2], params=AXIS_NONE),
 }
 
+# In random graphs operands come from earlier nodes: guards keep sums and products exact in
+# any order (whole numbers), extremes away from the records of max/min/argmin, and reduced
+# axes non-empty where PyTensor raises on an empty one.
+EXACT_SUM = Domain(-16, 16, integral=True)
+EXACT_PROD = Domain(-2, 2, integral=True)
+NO_EXTREMES = Domain(-2**52, 2**52, allow_nan=False, allow_inf=False)
+
+
+def reduces(domain=ANY, *, dtypes=None, nonempty=False) -> Composes:
+    """How a reduction over ``axis`` composes: its reduced axes kept as length-1 axes."""
+    return Composes(domains=(domain,), params=nonempty_axis_params if nonempty else axis_params,
+                    shape=keepdims_shape, keep_rank=True, dtypes=dtypes,
+                    accepts=has_nonempty_axis if nonempty else None)
+
+
+def scans(domain) -> Composes:
+    return Composes(domains=(domain,), params=single_axis_params, shape=same_or_flat_shape)
+
+
 ROWS = [
-    Row("sum", lambda x, axis: pt.sum(x, axis=axis), axis_cases(exact_sums(16)), ALL)
+    Row("sum", lambda x, axis: pt.sum(x, axis=axis), axis_cases(exact_sums(16)), ALL,
+        compose=reduces(EXACT_SUM))
     .xfail(**_ort_int64_sum(fixed([2**63 - 2], params=AXIS_NONE))),
     Row("sum_acc_dtype", lambda x, axis: pt.sum(x, axis=axis, acc_dtype=x.dtype),
-        axis_cases(exact_sums(16)), ALL)
+        axis_cases(exact_sums(16)), ALL,
+        compose=reduces(EXACT_SUM))
     .xfail(**_ort_int64_sum(fixed([2**63 - 2], params=AXIS_NONE)))
     .xfail(backends=ORT_BACKENDS, dtypes=("int32",), blame=Blame.ONNXRUNTIME,
            reason="ReduceSum on int32 saturates at 2**31-1 instead of wrapping",
@@ -172,29 +205,37 @@ ROWS = [
         lambda x, axis: pt.sum(x, axis=axis, dtype="float16" if x.dtype[0] == "f" else "int8"),
         axis_cases(exact_sums(16)), ALL)
     .xfail(**_ort_int64_sum(fixed([2**63 - 2], params=AXIS_NONE))),
-    Row("prod", lambda x, axis: pt.prod(x, axis=axis), axis_cases(exact_sums(2)), ALL)
+    Row("prod", lambda x, axis: pt.prod(x, axis=axis), axis_cases(exact_sums(2)), ALL,
+        compose=reduces(EXACT_PROD))
     .xfail(**ORT_INT64_PROD),
     Row("prod_without_zeros", lambda x, axis: ProdWithoutZeros(axis)(x),
-        axis_cases(exact_sums(2)), ALL)
+        axis_cases(exact_sums(2)), ALL,
+        compose=reduces(EXACT_PROD))
     .xfail(**ORT_INT64_PROD).xfail(**PY_PROD_OVERFLOW),
-    Row("max", lambda x, axis: pt.max(x, axis=axis), axis_cases(), ALL)
+    Row("max", lambda x, axis: pt.max(x, axis=axis), axis_cases(), ALL,
+        compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
     .xfail(**_semantic_gap_empty("max"))
     .xfail(**_c_0d("Max"))
     .xfail(**_c_wraps("Max", fixed([2**63 - 1], params=AXIS_NONE)))
     .xfail(**_ort_nan_dropped("ReduceMax", fixed([math.inf, math.nan], params=[("axis", -1)]))),
-    Row("min", lambda x, axis: pt.min(x, axis=axis), axis_cases(), ALL)
+    Row("min", lambda x, axis: pt.min(x, axis=axis), axis_cases(), ALL,
+        compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
     .xfail(**_semantic_gap_empty("min"))
     .xfail(**_c_0d("Min"))
     .xfail(**_c_wraps("Min", lambda d: fixed([2**63 - 1] if d == "int64" else [2**63 + 1, 5],
                                              params=AXIS_NONE)(d)))
     .xfail(**_ort_nan_dropped("ReduceMin", fixed([-math.inf, math.nan], params=[("axis", -1)]))),
-    Row("all", lambda x, axis: pt.all(x, axis=axis), axis_cases(), ALL),
-    Row("any", lambda x, axis: pt.any(x, axis=axis), axis_cases(), ALL),
-    Row("argmax", lambda x, axis: pt.argmax(x, axis=axis), axis_cases(), ALL)
+    Row("all", lambda x, axis: pt.all(x, axis=axis), axis_cases(), ALL,
+        compose=reduces()),
+    Row("any", lambda x, axis: pt.any(x, axis=axis), axis_cases(), ALL,
+        compose=reduces()),
+    Row("argmax", lambda x, axis: pt.argmax(x, axis=axis), axis_cases(), ALL,
+        compose=reduces(dtypes=ALL, nonempty=True))
     .xfail(**EMPTY_ARGMAX),
     # argmin is argmax(-x), argmax(iinfo.max - x) or argmax(~x): uint8 lands on int16
     # (255 is an int16 constant), uint16 on int32, uint32 and uint64 wider still.
-    Row("argmin", lambda x, axis: pt.argmin(x, axis=axis), axis_cases(), ALL)
+    Row("argmin", lambda x, axis: pt.argmin(x, axis=axis), axis_cases(), ALL,
+        compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
     .xfail(**EMPTY_ARGMAX)
     .xfail(backends=("pytensor-c",), dtypes=("uint64",), blame=Blame.PYTENSOR,
            reason="argmin(uint64) is argmax(int64(-1) - x) in float64; the C code subtracts "
@@ -204,18 +245,23 @@ ROWS = [
     # int64 ReduceSum divergence is recorded on "sum"). var/std take float inputs only:
     # their float64 results from integer inputs differ in the last ulp with summation
     # order, and a row's tolerance is keyed on the input dtype (exact for integers).
-    Row("mean", lambda x, axis: pt.mean(x, axis=axis), axis_cases(MOMENTS), ALL),
-    Row("var", lambda x, axis: pt.var(x, axis=axis), axis_cases(MOMENTS), FLOATS),
-    Row("std", lambda x, axis: pt.std(x, axis=axis), axis_cases(MOMENTS), FLOATS),
+    Row("mean", lambda x, axis: pt.mean(x, axis=axis), axis_cases(MOMENTS), ALL,
+        compose=reduces(EXACT_SUM)),
+    Row("var", lambda x, axis: pt.var(x, axis=axis), axis_cases(MOMENTS), FLOATS,
+        compose=reduces(EXACT_SUM)),
+    Row("std", lambda x, axis: pt.std(x, axis=axis), axis_cases(MOMENTS), FLOATS,
+        compose=reduces(EXACT_SUM)),
     Row("sum_exp_fused", fused_sum_exp, axis_cases(exact_sums(16)), FLOATS)
     .xfail(backends=("pytensor-c", *ONNX_BACKENDS), blame=Blame.PYTENSOR,
            reason="CAReduce.perform with a fused Composite starts from x[0], not exp(x[0])",
            match="abs err", when=reduces_something, example=fixed([0.0, 1.0], params=AXIS_NONE)),
-    Row("cumsum", lambda x, axis: cumsum(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL)
+    Row("cumsum", lambda x, axis: cumsum(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL,
+        compose=scans(EXACT_SUM))
     .xfail(**CUM_DTYPE_BUG)
     .xfail(backends=ORT_BACKENDS, dtypes=("float16",), blame=Blame.ONNXRUNTIME,
            reason="CumSum on float16 accumulates in float32: float16 overflow and rounding differ",
            match="abs err", example=fixed([65504, 65504, -65504], params=AXIS_NONE)),
-    Row("cumprod", lambda x, axis: cumprod(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL)
+    Row("cumprod", lambda x, axis: cumprod(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL,
+        compose=scans(EXACT_PROD))
     .xfail(**CUM_DTYPE_BUG),
 ]

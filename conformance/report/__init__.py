@@ -32,7 +32,8 @@ _ENV.filters["pct"] = _fmt_pct
 _ENV.filters["outputs"] = code.outputs
 
 #: Outcome vocabulary of the report (``xpassed``: failed as a strict XPASS).
-STATUSES = ("passed", "failed", "xpassed", "xfailed", "error", "incomplete")
+#: ``unsupported``: the converter refused every example of the test (a pytest skip).
+STATUSES = ("passed", "failed", "xpassed", "xfailed", "unsupported", "error", "incomplete")
 
 
 def context(doc: dict) -> dict:
@@ -47,7 +48,7 @@ def context(doc: dict) -> dict:
         "settings": sections.run_settings(doc.get("run", {})),
         "versions": doc.get("run", {}).get("versions", {}),
         "summary": sections.summary(rows, backends),
-        "states": matrix.STATES,
+        "states": matrix.STATES, "symbols": matrix.SYMBOLS,
         "colors": {b: sections.svg.color(i) for i, b in enumerate(backends)},
         "filters": {
             "category": sorted({r["category"] for r in rows if r["category"]}),

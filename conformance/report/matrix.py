@@ -9,11 +9,19 @@ from conformance.trend import status
 #: What a cell's colour means, in legend order.
 STATES = {
     "pass": "every example agreed with the reference",
+    "partial": "the converter refused some layouts (unsupported); every example it converted "
+               "agreed",
     "fail": "some example disagreed and no recorded divergence explains it",
     "xfail": "some example showed a recorded divergence (expected failure)",
     "xpass": "a recorded divergence never showed: strict XPASS, the test fails",
+    "unsupported": "the converter refused every example: nothing to judge",
     "none": "not run",
 }
+#: What a cell shows before its counts.
+SYMBOLS = {"pass": "✓", "partial": "◑", "fail": "✗", "xfail": "◐", "xpass": "XPASS",
+           "unsupported": "⊘", "none": "–"}
+#: Per-example outcomes a cell counts (docs/results-schema.md, cell).
+COUNTS = ("pass", "fail", "xfail", "unsupported")
 
 
 #: How much of a failure message the matrix search looks at.
@@ -29,7 +37,7 @@ def unseen_known(test: dict) -> list[dict]:
 
 
 def cell_state(cell: dict | None, xpass: bool = False) -> str:
-    """pass / fail / xfail / xpass / none for one op x dtype x backend cell."""
+    """One of STATES for one op x dtype x backend cell."""
     if cell and cell.get("fail"):
         return "fail"
     if xpass:
@@ -38,7 +46,9 @@ def cell_state(cell: dict | None, xpass: bool = False) -> str:
         return "none"
     if cell.get("xfail"):
         return "xfail"
-    return "pass" if cell.get("pass") else "none"
+    if cell.get("pass"):
+        return "partial" if cell.get("unsupported") else "pass"
+    return "unsupported" if cell.get("unsupported") else "none"
 
 
 def _blames(test: dict, backend: str, state: str, unseen: list[dict]) -> list[str]:
@@ -56,7 +66,7 @@ def _blames(test: dict, backend: str, state: str, unseen: list[dict]) -> list[st
 def _title(backend: str, cell: dict) -> str:
     if not cell:
         return f"{backend}: not run"
-    counts = ", ".join(f"{cell.get(k, 0)} {k}" for k in ("pass", "fail", "xfail") if cell.get(k))
+    counts = ", ".join(f"{cell.get(k, 0)} {k}" for k in COUNTS if cell.get(k))
     ulp = cell.get("max_ulp_err")
     return f"{backend}: {counts or 'no examples'}" + (f"; worst {_num(ulp)} ulp" if ulp else "")
 
@@ -85,9 +95,11 @@ def rows(doc: dict, backends: list[str]) -> list[dict]:
         for backend in backends:
             cell = test.get("backends", {}).get(backend) or {}
             state = cell_state(cell, backend in xpass_backends)
-            examples = cell.get("pass", 0) + cell.get("fail", 0) + cell.get("xfail", 0)
+            examples = sum(cell.get(k, 0) for k in COUNTS)
             cells.append({"backend": backend, "state": state, "examples": examples,
                           "fail": cell.get("fail", 0), "xfail": cell.get("xfail", 0),
+                          "unsupported": cell.get("unsupported", 0),
+                          "symbol": SYMBOLS[state],
                           "blames": _blames(test, backend, state, unseen),
                           "title": _title(backend, cell)})
         failure = test.get("failure") or {}
@@ -100,7 +112,8 @@ def rows(doc: dict, backends: list[str]) -> list[dict]:
             "category": test.get("category") or "", "dtype": test.get("dtype", ""),
             "opset": test.get("opset_label") or "default", "outcome": test.get("outcome", ""),
             "status": status(test), "examples": test.get("examples", 0), "cells": cells,
-            "blames": sorted(blames), "detail": bool(failure or test.get("known")),
+            "blames": sorted(blames),
+            "detail": bool(failure or test.get("known") or test.get("unsupported")),
             "search": " ".join([test["test"], test.get("category") or "",
                                 str(failure.get("message") or "")[:SEARCH_CHARS],
                                 reasons]).lower(),
@@ -121,7 +134,8 @@ def details(doc: dict) -> list[dict]:
     for idx, test in enumerate(doc["tests"]):
         failure = test.get("failure")
         known = test.get("known") or []
-        if not failure and not known:
+        unsupported = test.get("unsupported") if isinstance(test.get("unsupported"), dict) else None
+        if not failure and not known and not unsupported:
             continue
         seen = {str(k): v for k, v in (test.get("xfail_seen") or {}).items()}
         out.append({
@@ -130,6 +144,7 @@ def details(doc: dict) -> list[dict]:
                                     "snippet": counterexample(failure, test.get("dtype", ""))},
             "known": [{**k, "seen": seen.get(str(i))} for i, k in enumerate(known)],
             "unseen": [k.get("reason") for k in unseen_known(test)],
+            "unsupported": unsupported,
         })
     return out
 
@@ -144,7 +159,7 @@ def cell_data(doc: dict, backends: list[str]) -> list[dict]:
             if cell:
                 cells[backend] = {
                     "pass": cell.get("pass", 0), "fail": cell.get("fail", 0),
-                    "xfail": cell.get("xfail", 0),
+                    "xfail": cell.get("xfail", 0), "unsupported": cell.get("unsupported", 0),
                     **{k: cell.get(f"max_{k}_err") for k in ("abs", "rel", "ulp")},
                     "hist": cell.get("err_hist") or {},
                 }

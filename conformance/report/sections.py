@@ -74,10 +74,16 @@ def summary(rows: list[dict], backends: list[str]) -> dict:
 
 
 def _rate(counts: Counter) -> dict:
+    """A cell passes when every example it judged agreed (``partial``: on the layouts the
+    converter converted); a cell whose every example was refused is not judged, so it counts
+    in neither part of the rate."""
     run = counts.get("run", 0)
-    return {"run": run, "pass": counts.get("pass", 0), "fail": counts.get("fail", 0),
+    judged = run - counts.get("unsupported", 0)
+    passed = counts.get("pass", 0) + counts.get("partial", 0)
+    return {"run": run, "judged": judged, "pass": passed, "fail": counts.get("fail", 0),
             "xfail": counts.get("xfail", 0), "xpass": counts.get("xpass", 0),
-            "rate": counts.get("pass", 0) / run if run else None}
+            "partial": counts.get("partial", 0), "unsupported": counts.get("unsupported", 0),
+            "rate": passed / judged if judged else None}
 
 
 def error_plots(doc: dict, backends: list[str], metric: str = "ulp") -> dict:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance.registry import Case, Row
+from conformance.registry import Case, Composes, Row
 from conformance.strategies.cases import elemwise, reduction
 from conformance.strategies.shapes import broadcast_shapes
 from conformance.strategies.values import ANY, Domain, arrays
@@ -34,17 +34,81 @@ def _validate(min_nodes: int, max_nodes: int, max_inputs: int) -> None:
         raise ValueError(f"max_inputs={max_inputs!r} must be an int >= 1")
 
 
+def node_spec(row: Row) -> Composes | None:
+    """How ``row`` composes: its declared ``Composes``, the one its elemwise(...) or
+    reduction(...) cases imply for ``compose=True``, or None."""
+    if isinstance(row.compose, Composes):
+        return row.compose
+    if not row.compose:
+        return None
+    if isinstance(row.cases, elemwise):
+        return Composes(domains=tuple(row.cases.domains))
+    if isinstance(row.cases, reduction):
+        return Composes(domains=(row.cases.domain,), params=axis_params, shape=keepdims_shape,
+                        keep_rank=True)
+    raise ValueError(f"row {row.name!r} declares compose=True, but only rows whose cases "
+                     "are elemwise(...) or reduction(...) say how to compose; declare "
+                     "compose=Composes(...) instead")
+
+
 def composable(row: Row) -> bool:
-    """A row declares ``compose=True``; only elemwise(...) and reduction(...) case
-    factories say how to draw its operands and parameters inside a graph."""
-    if row.compose and not isinstance(row.cases, elemwise | reduction):
-        raise ValueError(f"row {row.name!r} declares compose=True, but only rows whose cases "
-                         "are elemwise(...) or reduction(...) can appear in random graphs")
-    return row.compose
+    return node_spec(row) is not None
 
 
-def _usable(row, dtype: str) -> bool:
-    """A row joins a graph only on dtypes it supports without any recorded divergence."""
+def _reduced(shape: tuple, axis) -> set[int]:
+    if axis is None:
+        return set(range(len(shape)))
+    return {a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis)}
+
+
+def axis_params(shape: tuple):
+    """An ``axis`` param for an operand of ``shape``: None, one axis (maybe negative) or a
+    pair, as reduction(...) draws them."""
+    return st.sampled_from(reduction.axis_choices(len(shape))).map(lambda a: (("axis", a),))
+
+
+def keepdims_shape(shapes: Sequence[tuple], params: dict) -> tuple:
+    """The shape of a reduction over ``params["axis"]`` with its axes kept."""
+    (shape,) = shapes
+    gone = _reduced(shape, params.get("axis"))
+    return tuple(1 if i in gone else n for i, n in enumerate(shape))
+
+
+def nonempty_axis_params(shape: tuple):
+    """An ``axis`` param (None, one axis or a pair) whose reduced axes all have elements:
+    for rows that raise, or differ, on an empty reduction (accepts=has_nonempty_axis)."""
+    choices = [a for a in reduction.axis_choices(len(shape))
+               if all(shape[i] for i in _reduced(shape, a))]
+    return st.sampled_from(choices).map(lambda a: (("axis", a),))
+
+
+def has_nonempty_axis(shape: tuple) -> bool:
+    return any(shape)
+
+
+def single_axis_params(shape: tuple):
+    """An ``axis`` param that is None or one axis (sort, softmax, cumsum)."""
+    return st.sampled_from([None, *range(-len(shape), len(shape))]).map(
+        lambda a: (("axis", a),))
+
+
+def same_or_flat_shape(shapes: Sequence[tuple], params: dict) -> tuple:
+    """Same shape as the operand, or flattened for ``axis=None`` (sort, cumsum)."""
+    (shape,) = shapes
+    return (int(np.prod(shape)),) if params.get("axis") is None else shape
+
+
+def same_shape(shapes: Sequence[tuple], params: dict) -> tuple:
+    return shapes[0]
+
+
+def _usable(row, spec: Composes, dtype: str, shape: tuple | None) -> bool:
+    """A row joins a graph only on dtypes it declares, by default those it supports
+    without any recorded divergence, and on operand shapes it accepts (None: any shape)."""
+    if shape is not None and spec.accepts is not None and not spec.accepts(shape):
+        return False
+    if spec.dtypes is not None:
+        return dtype in spec.dtypes
     return dtype in row.dtypes and not row.known_for(dtype)
 
 
@@ -57,9 +121,12 @@ def _guard(var, domain: Domain):
     is_float = var.type.dtype.startswith("float")
     if is_float and not (domain.allow_nan and domain.allow_inf):
         var = pt.switch(pt.isnan(var) | pt.isinf(var), 1, var)
-    lo, hi = domain.bounds(np.dtype(var.type.dtype))
+    dtype = np.dtype(var.type.dtype)
+    lo, hi = domain.bounds(dtype) if dtype.kind != "b" else (None, None)
     if lo is not None or hi is not None:
-        var = pt.clip(var, lo if lo is not None else -math.inf, hi if hi is not None else math.inf)
+        # bounds typed like var: a Python int bound would upcast uint64 (to float64)
+        var = pt.clip(var, np.asarray(lo if lo is not None else -math.inf, dtype),
+                      np.asarray(hi if hi is not None else math.inf, dtype))
     if domain.integral and is_float:
         var = pt.round(var)
     if domain.nonzero:
@@ -68,21 +135,29 @@ def _guard(var, domain: Domain):
 
 
 def apply_node(row, operands, params: tuple):
-    """One node: guard the operands, build the row, keep reduced axes as length-1 axes."""
+    """One node: guard the operands, build the row, keep a reduction's axes (keep_rank)."""
     import pytensor.tensor as pt
 
-    if isinstance(row.cases, elemwise):
-        guarded = [_guard(v, d) for v, d in zip(operands, row.cases.domains, strict=True)]
-        return row.build(*guarded, **dict(params))
-    (x,) = operands
-    out = row.build(_guard(x, row.cases.domain), **dict(params))
-    axis = dict(params)["axis"]
-    axes = range(x.type.ndim) if axis is None else [axis] if isinstance(axis, int) else axis
-    return pt.expand_dims(out, tuple(sorted(a % x.type.ndim for a in axes))) if x.type.ndim else out
+    spec = node_spec(row)
+    guarded = [_guard(v, d) for v, d in zip(operands, spec.domains, strict=True)]
+    out = row.build(*guarded, **dict(params))
+    if not spec.keep_rank or not operands[0].type.ndim:
+        return out
+    x = operands[0]
+    return pt.expand_dims(out, tuple(sorted(_reduced((0,) * x.type.ndim,
+                                                    dict(params).get("axis")))))
 
 
-def _arity(row) -> int:
-    return len(row.cases.domains) if isinstance(row.cases, elemwise) else 1
+def _broadcasts(shapes: Sequence[tuple], statics: Sequence[tuple]) -> bool:
+    """Whether operands of these concrete shapes broadcast in PyTensor, which only
+    stretches axes that are statically of length 1."""
+    rank = max(len(s) for s in shapes)
+    for k in range(1, rank + 1):
+        sizes = {s[-k] for s, t in zip(shapes, statics, strict=True)
+                 if len(s) >= k and t[-k] != 1}
+        if len(sizes) > 1:
+            return False
+    return True
 
 
 def _prune(n_inputs: int, nodes: list, outputs: tuple) -> tuple[tuple, tuple]:
@@ -168,45 +243,74 @@ class Composer:
         module docstring); ``only`` limits the rows used (default: the restricted set)."""
         _validate(min_nodes, max_nodes, max_inputs)
         rows = self.rows(self.only if only is None else tuple(only))
-        if not any(_usable(r, dtype) for r in rows):
+        if not any(_usable(r, node_spec(r), dtype, None) for r in rows):
             raise ValueError(f"no composable row supports {dtype} without a recorded "
                              "divergence")
-        return _graph_cases(dtype, rows, min_nodes, max_nodes, max_inputs)
+        return _graph_cases(dtype, _Rows(rows), min_nodes, max_nodes, max_inputs)
+
+
+class _Rows(tuple):
+    """The rows a graph strategy draws from, shown by name (Hypothesis prints arguments)."""
+
+    def __repr__(self) -> str:
+        return f"rows({', '.join(r.name for r in self)})"
 
 
 @st.composite
 def _graph_cases(draw, dtype: str, rows, min_nodes: int, max_nodes: int, max_inputs: int):
     import pytensor.tensor as pt
+    from pytensor.scalar import upcast
 
+    specs = {r.name: node_spec(r) for r in rows}
     n_inputs = draw(st.integers(1, max_inputs))
     shapes, static = draw(broadcast_shapes(n_inputs, max_rank=2))
     values = tuple(draw(arrays(dtype, shape)) for shape in shapes)
     pool = [pt.tensor(f"x{i}", dtype=dtype, shape=s) for i, s in enumerate(static)]
+    sizes = [tuple(shape) for shape in shapes]  # the concrete shape of each pool value
+
+    def usable(row, i):
+        return _usable(row, specs[row.name], pool[i].type.dtype, sizes[i])
+
     nodes = []
     for k in range(max_nodes):
         # A "one more?" flag per node, as Hypothesis' own lists do: deleting one node is then
         # one contiguous deletion, which the shrinker finds, even from the middle of a chain.
         if k >= min_nodes and draw(st.integers(0, 3)) == 0:  # go on 3 times in 4
             break
-        fits = [r for r in rows if any(_usable(r, v.type.dtype) for v in pool)]
+        fits = [r for r in rows if any(usable(r, i) for i in range(len(pool)))]
+        if not fits:  # only with a few rows (--graph-ops): none takes these operands
+            break
         row = draw(st.sampled_from(fits))
-        eligible = [i for i, v in enumerate(pool) if _usable(row, v.type.dtype)]
+        spec = specs[row.name]
+        eligible = [i for i in range(len(pool)) if usable(row, i)]
         # Half the time take the newest value: chains of ops are where composition bugs live.
-        pick = st.one_of(st.just(eligible[-1]), st.sampled_from(eligible))
-        operand_ids = tuple(draw(pick) for _ in range(_arity(row)))
-        params = ()
-        if isinstance(row.cases, reduction):
-            ndim = pool[operand_ids[0]].type.ndim
-            params = (("axis", draw(st.sampled_from(reduction.axis_choices(ndim)))),)
+        operand_ids = [draw(st.one_of(st.just(eligible[-1]), st.sampled_from(eligible)))]
+        for _ in spec.domains[1:]:
+            chosen = [i for i in eligible if _broadcasts(
+                [sizes[j] for j in (*operand_ids, i)],
+                [pool[j].type.shape for j in (*operand_ids, i)])]
+            operand_ids.append(draw(st.sampled_from(chosen)) if chosen else operand_ids[0])
+        # Mixed operands compute in their upcast dtype, which the row must take as well
+        # (int32 & uint64 is a bitwise op on float64).
+        common = upcast(*(pool[i].type.dtype for i in operand_ids))
+        if not _usable(row, spec, common, None):
+            operand_ids = [operand_ids[0]] * len(operand_ids)
+        first = sizes[operand_ids[0]]
+        params = draw(spec.params(first)) if spec.params else ()
         try:
             out = apply_node(row, [pool[i] for i in operand_ids], params)
         except (TypeError, ValueError):
             # Mixed operand dtypes some ops refuse (bit ops on bool and int): reuse the first.
-            operand_ids = (operand_ids[0],) * len(operand_ids)
+            operand_ids = [operand_ids[0]] * len(operand_ids)
             out = apply_node(row, [pool[i] for i in operand_ids], params)
+        operand_shapes = [sizes[i] for i in operand_ids]
+        sizes.append(tuple(spec.shape(operand_shapes, dict(params)) if spec.shape
+                           else np.broadcast_shapes(*operand_shapes)))
         pool.append(out)
-        nodes.append((row.name, operand_ids, params))
+        nodes.append((row.name, tuple(operand_ids), params))
     computed = list(range(n_inputs, len(pool)))
+    if not computed:
+        draw(st.nothing())
     extra = draw(st.lists(st.sampled_from(computed), max_size=2, unique=True))
     outputs = tuple(dict.fromkeys([computed[-1], *extra]))
     nodes, outputs = _prune(n_inputs, nodes, outputs)

@@ -382,13 +382,30 @@ def _float_int_div(ctx, names, dt):
     floor = ctx.add("Floor", [div])
     up = ctx.add("Greater", [ctx.add("Sub", [div, floor]), _c(ctx, 0.5, dt)])
     snapped = ctx.add("Where", [up, ctx.add("Add", [floor, one]), floor])
+    quotient = ctx.add("Div", [x, y])
+    # a zero quotient has the sign of x / y (npy_divmod's copysign(0, a / b)); 1 / -0.0 < 0
+    negative = ctx.add("Less", [ctx.add("Div", [_c(ctx, 1, dt), quotient]), _c(ctx, 0, dt)])
+    snapped = _zero_signed(ctx, snapped, negative, dt)
     y_zero = ctx.add("Equal", [y, _c(ctx, 0, dt)])
-    return ctx.add("Where", [y_zero, ctx.add("Div", [x, y]), snapped])
+    return ctx.add("Where", [y_zero, quotient, snapped])
+
+
+def _zero_signed(ctx, v, negative, dt):
+    """``v`` with its zeros made -0.0 where ``negative``, else +0.0. Where only ever picks
+    +0.0 or ±1 here: ONNX Runtime's optimized Where turns a selected -0.0 into +0.0, so the
+    sign comes from a product."""
+    zero = ctx.add("Equal", [v, _c(ctx, 0, dt)])
+    base = ctx.add("Where", [zero, _c(ctx, 0, dt), v])
+    sign = ctx.add("Where", [negative, _c(ctx, -1, dt), _c(ctx, 1, dt)])
+    return ctx.add("Mul", [base, ctx.add("Where", [zero, sign, _c(ctx, 1, dt)])])
 
 
 def _float_mod(ctx, names, dt):
-    """numpy's float remainder: the sign of the divisor (ONNX Mod fmod=1 keeps x's sign)."""
-    return _float_floor_mod(ctx, *names, dt)[2]
+    """numpy's float remainder: the sign of the divisor (ONNX Mod fmod=1 keeps x's sign),
+    a zero remainder included (npy_divmod's copysign(0, b))."""
+    x, y = names
+    remainder = _float_floor_mod(ctx, x, y, dt)[2]
+    return _zero_signed(ctx, remainder, ctx.add("Less", [y, _c(ctx, 0, dt)]), dt)
 
 
 def _as_mask(ctx, cond, dt):

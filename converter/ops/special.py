@@ -220,7 +220,9 @@ def _erfcinv(o: _Ops, z: str) -> str:
     """-erfinv(z - 1) for 1/2 < z < 3/2 (exact), -0.0 at 1 (as scipy), else +-erfcinv of z or
     2 - z below 1/2; +inf at 0, -inf at 2, nan outside [0, 2]. scipy computes
     -ndtri(z / 2) / sqrt(2) in double, so for float64 z is rounded through z / 2 (the smallest
-    subnormal gives +inf)."""
+    subnormal gives +inf); the domain is checked on z itself, as scipy does, so -5e-324 is
+    nan."""
+    outside_domain = o.op("Or", o.op("Less", z, 0.0), o.op("Greater", z, 2.0))
     if o.wide:
         z = o.mul(o.mul(z, 0.5), 2.0)
     outside = o.op("GreaterOrEqual", o.op("Abs", o.sub(1.0, z)), 0.5)
@@ -232,7 +234,6 @@ def _erfcinv(o: _Ops, z: str) -> str:
     center = o.op("Neg", _erfinv_center(o, o.where(outside, 0.0, o.sub(z, 1.0))))
     result = o.where(outside, tail, center)
     result = o.cases(result, (o.op("Equal", z, 0.0), math.inf), (o.op("Equal", z, 2.0), -math.inf))
-    outside_domain = o.op("Or", o.op("Less", z, 0.0), o.op("Greater", z, 2.0))
     result = o.where(outside_domain, math.nan, result)
     not_one = o.op("Or", o.op("Less", z, 1.0), o.op("Greater", z, 1.0))
     return o.where(o.op("Or", o.op("IsNaN", z), not_one), result, -0.0)

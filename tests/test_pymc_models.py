@@ -1,0 +1,174 @@
+"""PyMC models' compiled logp and dlogp, exported with converter.function_to_onnx, must give
+ONNX Runtime the numbers PyTensor gives, at the initial point and at random points of the
+unconstrained space.
+
+Each function is compiled by PyMC twice: with the C linker (what PyMC compiles with on
+PyTensor 2.x) and with the Python linker, whose special functions are scipy's. PyMC pins
+PyTensor 2.x (5.28 pins 2.38), so this module runs in the ``pytensor-min`` tox env and
+skips where PyMC is not installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytensor
+import pytest
+from packaging.specifiers import SpecifierSet
+from pytensor.compile.mode import Mode
+
+import converter
+from conformance.oracle import assert_agree
+from conformance.registry import DEFAULT_TOL
+
+pm = pytest.importorskip(
+    "pymc", reason="PyMC is not installed: it pins PyTensor 2.x, run `tox -e pytensor-min`"
+)
+
+MODES = {
+    "pytensor-c": Mode(linker="cvm", optimizer="fast_run"),
+    "pytensor-py": Mode(linker="py", optimizer="fast_run"),
+}
+N_RANDOM_POINTS = 3
+JITTER = 0.5
+TOL = DEFAULT_TOL["float64"]
+# Verified on 2.38.3; the C code is unchanged in 3.0.7.
+C_PSI_INACCURATE = SpecifierSet("<3.1")
+
+
+def studentt_free_nu():
+    rng = np.random.default_rng(0)
+    with pm.Model() as model:
+        nu = pm.Gamma("nu", alpha=2.0, beta=0.1)
+        mu = pm.Normal("mu", 0.0, 5.0)
+        sigma = pm.HalfNormal("sigma", 2.0)
+        pm.StudentT("y", nu=nu, mu=mu, sigma=sigma,
+                    observed=0.3 + 1.5 * rng.standard_t(4.0, size=15))
+    return model
+
+
+def gamma_and_beta_priors():
+    rng = np.random.default_rng(1)
+    with pm.Model() as model:
+        p = pm.Beta("p", alpha=2.0, beta=3.0)
+        shape = pm.Gamma("shape", alpha=2.0, beta=1.0)
+        rate = pm.Gamma("rate", mu=1.5, sigma=0.7)
+        pm.Binomial("k", n=10, p=p, observed=rng.binomial(10, 0.3, size=8))
+        pm.Gamma("t", alpha=shape, beta=rate, observed=rng.gamma(2.0, 0.5, size=12))
+    return model
+
+
+def negative_binomial():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 2))
+    with pm.Model() as model:
+        w = pm.Normal("w", 0.0, 1.0, shape=2)
+        alpha = pm.Exponential("alpha", 1.0)
+        pm.NegativeBinomial("y", mu=pm.math.exp(X @ w + 2.0), alpha=alpha,
+                            observed=rng.negative_binomial(3, 0.2, size=60))
+    return model
+
+
+def dirichlet_free_concentration():
+    rng = np.random.default_rng(3)
+    with pm.Model() as model:
+        a = pm.Gamma("a", alpha=3.0, beta=1.2, shape=3)
+        theta = pm.Dirichlet("theta", a=a)
+        pm.Multinomial("k", n=30, p=theta, observed=rng.multinomial(30, [0.2, 0.5, 0.3], size=4))
+        pm.Dirichlet("q", a=a, observed=rng.dirichlet([2.5, 2.5, 2.5], size=40))
+    return model
+
+
+def mvnormal_lkj_cholesky():
+    rng = np.random.default_rng(4)
+    cov = np.eye(3) + 0.5
+    with pm.Model() as model:
+        chol, _, _ = pm.LKJCholeskyCov("chol", n=3, eta=2.0, compute_corr=True,
+                                       sd_dist=pm.Exponential.dist(1.0, shape=3))
+        mu = pm.Normal("mu", 0.0, 2.0, shape=3)
+        pm.MvNormal("y", mu=mu, chol=chol,
+                    observed=rng.multivariate_normal([0.0, 1.0, -1.0], cov, size=10))
+    return model
+
+
+def marginal_gp():
+    rng = np.random.default_rng(5)
+    X = np.linspace(0.0, 5.0, 8)[:, None]
+    with pm.Model() as model:
+        ls = pm.Gamma("ls", alpha=2.0, beta=1.0)
+        eta = pm.HalfNormal("eta", 1.0)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        gp = pm.gp.Marginal(cov_func=eta**2 * pm.gp.cov.ExpQuad(1, ls=ls))
+        gp.marginal_likelihood("y", X=X, y=np.sin(X[:, 0]) + 0.1 * rng.normal(size=8),
+                               sigma=sigma)
+    return model
+
+
+@dataclass(frozen=True)
+class PymcModel:
+    build: Callable
+    #: the gradient evaluates Psi (digamma): of a free Gamma shape, StudentT nu, NegativeBinomial
+    #: alpha or Dirichlet concentration
+    psi_in_gradient: bool
+
+
+MODELS = [
+    PymcModel(studentt_free_nu, psi_in_gradient=True),
+    PymcModel(gamma_and_beta_priors, psi_in_gradient=True),
+    PymcModel(negative_binomial, psi_in_gradient=True),
+    PymcModel(dirichlet_free_concentration, psi_in_gradient=True),
+    PymcModel(mvnormal_lkj_cholesky, psi_in_gradient=False),
+    PymcModel(marginal_gp, psi_in_gradient=False),
+]
+
+# At these seeds and points the C gradients are 2.5 to 500 tolerances off (the Dirichlet
+# data are drawn at the prior's concentration so that the gradient is small next to the error).
+C_PSI_XFAIL = pytest.mark.xfail(
+    pytensor.__version__ in C_PSI_INACCURATE, strict=True, raises=AssertionError,
+    reason="PyTensor's C Psi (AS 103 series with 10-digit constants) is off by up to ~1.5e-10 "
+           "absolute, e.g. psi(1) = -0.57721566499618; ONNX Runtime matches the Python "
+           "linker (scipy) within float64 tolerance",
+)
+
+
+def cases():
+    for m in MODELS:
+        for kind in ("logp", "dlogp"):
+            for mode in MODES:
+                psi_off = mode == "pytensor-c" and kind == "dlogp" and m.psi_in_gradient
+                yield pytest.param(m, kind, mode, marks=[C_PSI_XFAIL] if psi_off else [],
+                                   id=f"{m.build.__name__}-{kind}-{mode}")
+
+
+def points(model, seed: int = 0):
+    """The initial point, then ``N_RANDOM_POINTS`` normal jitters of it in the unconstrained
+    space (every value variable is unconstrained there)."""
+    start = model.initial_point()
+    yield "initial point", start
+    rng = np.random.default_rng(seed)
+    for k in range(N_RANDOM_POINTS):
+        yield f"random point {k}", {
+            name: np.asarray(v + rng.normal(scale=JITTER, size=np.shape(v)), dtype=v.dtype)
+            for name, v in start.items()
+        }
+
+
+@pytest.mark.parametrize(("model", "kind", "mode"), list(cases()))
+def test_exported_pymc_function_matches_pytensor(model, kind, mode):
+    pymc_model = model.build()
+    compile_fn = pymc_model.compile_logp if kind == "logp" else pymc_model.compile_dlogp
+    point_fn = compile_fn(mode=MODES[mode])
+    onnx_model = converter.function_to_onnx(point_fn.f)
+    onnx.checker.check_model(onnx_model, full_check=True)
+    session = ort.InferenceSession(onnx_model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    input_names = [i.name for i in onnx_model.graph.input]
+    for where, point in points(pymc_model):
+        expected = [np.asarray(point_fn(point))]
+        got = session.run(None, {name: point[name] for name in input_names})
+        assert_agree(expected, got, TOL, backend="onnxruntime", reference=mode,
+                     case=f"{model.build.__name__} {kind} at the {where}")
