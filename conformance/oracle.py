@@ -5,9 +5,8 @@ infinity only matches the same infinity, and, with ``signed_zeros=True``, a zero
 a zero of the same sign (IEEE 754 and numpy tell them apart: a later division turns them into
 opposite infinities). Integers and bools are exact.
 
-Signed zeros are judged only on request (``--signed-zeros``) until the divergences they show
-on today's rows are fixed or recorded (issue 11): turned on for every run, the check showed
-about twenty rows where a backend's zero has the other sign.
+Registry rows judge signed zeros (``Row.signed_zeros``) except those still in
+``conformance.registries.SIGNED_ZEROS_PENDING``.
 """
 
 from __future__ import annotations

@@ -42,8 +42,8 @@ def pytest_addoption(parser):
     group.addoption("--shard", default=None,
                     help="i/n: run only the i-th of n deterministic slices of the tests")
     group.addoption("--graph-ops", default="",
-                    help="comma-separated registry rows random graphs may use (default: all "
-                         "elemwise and reduction rows)")
+                    help="comma-separated registry rows random graphs may use (default: "
+                         "every row that declares how it composes)")
     group.addoption("--isolate", action="store_true",
                     help="convert and run every backend in a child process: a segfault, "
                          "abort, exit or hang of the converter or a backend becomes a recorded "
@@ -199,8 +199,10 @@ class ConformanceSession:
             self._graphs_seen.add(key)
             self.writer.write({"kind": "graph", "test": spec.test_id,
                                **outcome.graph.coverage(spec.opset)})
+        nodes = dict(outcome.case.params).get("nodes") or ()
         self.writer.write({
             "kind": "example", "test": spec.test_id, "classes": outcome.case.value_classes(),
+            **({"rows": [node[0] for node in nodes]} if nodes else {}),
             "backends": {
                 v.backend: [v.outcome, v.comparison.max_abs, v.comparison.max_rel,
                             v.comparison.max_ulp]

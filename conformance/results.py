@@ -7,7 +7,8 @@ is described in docs/results-schema.md, version ``SCHEMA_VERSION``.
 
 Line records:
 - ``{"kind": "run", ...}``: run settings (written once by the controller);
-- ``{"kind": "example", "test", "backends": {name: [outcome, abs, rel, ulp]}, "classes"}``,
+- ``{"kind": "example", "test", "backends": {name: [outcome, abs, rel, ulp]}, "classes",
+  "rows"}`` (``rows``: a random graph's nodes, by registry row),
   outcome ``pass``, ``fail``, ``xfail`` or ``unsupported`` (the converter refused the graph);
 - ``{"kind": "test", "test", "op", "category", "dtype", "opset", "outcome", "duration",
   "known", "known_inactive", "fixed_upstream", "failure", "xfail_seen", "unsupported"}``;
@@ -121,6 +122,7 @@ def merge(paths, *, run: dict | None = None) -> dict:
     seen: dict[str, Counter] = defaultdict(Counter)
     backends: dict[str, dict] = defaultdict(dict)
     classes: dict[str, Counter] = defaultdict(Counter)
+    graph_rows: dict[str, Counter] = defaultdict(Counter)
     examples: Counter = Counter()
     kinds: dict[str, set] = defaultdict(set)
     emitted: dict[str, set] = defaultdict(set)
@@ -131,6 +133,7 @@ def merge(paths, *, run: dict | None = None) -> dict:
             tid = rec["test"]
             examples[tid] += 1
             classes[tid].update(rec.get("classes", []))
+            graph_rows[tid].update(rec.get("rows", []))
             for name, (outcome, *errors) in rec["backends"].items():
                 _add_example(backends[tid].setdefault(name, _new_cell()), outcome, errors)
         elif rec.get("kind") == "graph":
@@ -151,6 +154,8 @@ def merge(paths, *, run: dict | None = None) -> dict:
         rec["examples"] = examples[tid]
         rec["backends"] = backends.get(tid, {})
         rec["value_classes"] = dict(classes[tid])
+        if graph_rows[tid]:
+            rec["graph_rows"] = dict(graph_rows[tid])
         rec["outcomes_seen"] = dict(seen[tid])
         rec["op_kinds"] = sorted(kinds[tid])
         rec["onnx_ops"] = sorted(emitted[tid])

@@ -59,6 +59,16 @@ CAUSES = {
         "C maximum/minimum go through double (the nan(\"\") branch of the scalar ops' C code), "
         "so 64-bit integers lose low bits in Elemwise maximum/minimum, Max/Min and softmax's "
         "inner max",
+    "numpy-minmax-opposite-zeros":
+        "the Python linker's float32/float64 maximum/minimum and Max/Min (numpy's SIMD loops) "
+        "return x2 of two opposite zeros, the C code x1 as numpy documents "
+        "(np.where(x1 >= x2, x1, x2))",
+    "alloc-perform-zero-value":
+        "Alloc.perform (the Python linker's alloc and broadcast_to) fills a size-1 zero value "
+        "from np.zeros, so a -0.0 value comes out +0.0; the C code keeps -0.0",
+    "scalar-add-impl-sum":
+        "the scalar Add's Python impl is sum(inputs), which starts from the int 0, so "
+        "-0.0 + -0.0 gives +0.0 wherever the Python linker runs scalar ops (Composite)",
     "reduce-max-min-nan":
         "ReduceMax and ReduceMin drop nan next to an infinity (ONNX: 'similar to numpy', "
         "which propagates nan)",

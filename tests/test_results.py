@@ -33,6 +33,17 @@ def test_merge_folds_workers_counts_outcomes_and_worst_errors(tmp_path):
     assert doc["run"]["profile"] == "dev" and test["outcome"] == "failed"
 
 
+def test_random_graph_examples_count_the_rows_they_composed(tmp_path):
+    w = ResultsWriter(tmp_path / "gw0.jsonl")
+    w.write({**example("random_graph[float32]"), "rows": ["exp", "sum", "exp"]})
+    w.write({**example("random_graph[float32]"), "rows": ["dimshuffle"]})
+    w.write(example("exp[float32]"))
+    w.close()
+    tests = {t["test"]: t for t in merge([tmp_path / "gw0.jsonl"])["tests"]}
+    assert tests["random_graph[float32]"]["graph_rows"] == {"exp": 2, "sum": 1, "dimshuffle": 1}
+    assert "graph_rows" not in tests["exp[float32]"]
+
+
 def test_a_run_killed_midway_still_merges(tmp_path):
     path = tmp_path / "gw0.jsonl"
     writer = ResultsWriter(path)

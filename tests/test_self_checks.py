@@ -79,7 +79,11 @@ def test_a_bundle_replays_in_a_fresh_clone(tmp_path):
     still = subprocess.run([*replay, "--converter", "broken_converter:to_onnx"], cwd=clone,
                            env=env, capture_output=True, text=True)
     assert still.returncode == 1 and "blame: converter" in still.stdout, still.stdout
-    gone = subprocess.run(replay, cwd=clone, env=env, capture_output=True, text=True)
+    # a bare replay uses the converter the bundle names; the project's own passes
+    bare = subprocess.run(replay, cwd=clone, env=env, capture_output=True, text=True)
+    assert bare.returncode == 1 and "blame: converter" in bare.stdout, bare.stdout
+    gone = subprocess.run([*replay, "--converter", "converter:to_onnx"], cwd=clone, env=env,
+                          capture_output=True, text=True)
     assert gone.returncode == 0 and "the failure is gone" in gone.stdout, gone.stdout
 
 

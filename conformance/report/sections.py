@@ -129,9 +129,13 @@ def coverage(doc: dict, rows: list[dict]) -> dict:
                     "median": statistics.median(counts), "max": max(counts),
                     "missing": [c for c, n in classes.items() if n == 0]})
     lists = doc.get("coverage") or {}
+    graph_rows: Counter = Counter()
+    for test in doc["tests"]:
+        graph_rows.update(test.get("graph_rows") or {})
     return {"lists": {k: sorted(map(str, lists.get(k) or [])) if k in lists else None
                       for k in ("op_kinds", "uncovered", "onnx_ops")},
-            "ops": ops, "classes": VALUE_CLASSES}
+            "ops": ops, "classes": VALUE_CLASSES,
+            "graph_rows": sorted(graph_rows.items(), key=lambda kv: (-kv[1], kv[0]))}
 
 
 def speed(doc: dict, backends: list[str]) -> dict | None:

@@ -75,7 +75,8 @@ def _arange(op, ctx: Context, node):
     values = ctx.add("Add", [first, ctx.add("Mul", [ctx.cast(index, "int64", work), delta])])
     # numpy stores the first two directly (an overflowing second must not spoil the first)
     values = ctx.add("Where", [ctx.add("Equal", [index, one]), second, values])
-    values = ctx.add("Where", [ctx.add("Equal", [index, zero]), first, values])
+    # first in Where's second slot: ONNX Runtime's Where loses a -0.0 taken from its first
+    values = ctx.add("Where", [ctx.add("Greater", [index, zero]), values, first])
     return [ctx.cast(values, work, out)]
 
 

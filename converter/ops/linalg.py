@@ -66,6 +66,16 @@ def _scaled_unless_zero(ctx: Context, scale: str, y: str, work: str) -> str:
     return ctx.add("Where", [ctx.add("Equal", [scale, zero]), zero, prod])
 
 
+def _unless_zero(ctx: Context, scale: str, term: str, work: str) -> str:
+    """``term``, but -0.0 where ``scale == 0`` (floats). Built as -Where(.., +0.0, -term):
+    ONNX Runtime's Where turns a -0.0 taken from its first slot into +0.0."""
+    if np.dtype(work).kind != "f":
+        return term
+    zero = ctx.constant(np.zeros((), dtype=work))
+    kept = ctx.add("Where", [ctx.add("Equal", [scale, zero]), zero, ctx.add("Neg", [term])])
+    return ctx.add("Neg", [kept])
+
+
 @convert_op.register(Dot)
 @convert_op.register(Dot22)
 @convert_op.register(BatchedDot)
@@ -116,9 +126,8 @@ def _ger(op, ctx: Context, node):
     dtype = node.outputs[0].type.dtype
     a = ctx.name_of(alpha)
     col = ctx.add("Unsqueeze", [ctx.add("Mul", [a, ctx.name_of(x)]), _i64(ctx, [1])])
-    updated = ctx.add("Add", [ctx.name_of(A), ctx.add("Mul", [col, ctx.name_of(y)])])
-    zero = ctx.add("Equal", [a, ctx.constant(np.zeros((), dtype=dtype))])
-    return [ctx.add("Where", [zero, ctx.name_of(A), updated])]
+    update = _unless_zero(ctx, a, ctx.add("Mul", [col, ctx.name_of(y)]), dtype)
+    return [ctx.add("Add", [ctx.name_of(A), update])]
 
 
 @functools.singledispatch
@@ -198,14 +207,15 @@ def _extract_diag(op, ctx: Context, node):
     return [ctx.add("Gather", [flat, flat_idx], axis=nd - 2)]
 
 
-def _where_zero(ctx: Context, cond: str, x: str, dtype: str) -> str:
-    """``x`` where ``cond``, else 0. ONNX Runtime's Where lacks bool and 16-bit/uint64
-    kernels: bool uses And, the others select on an exact reinterpreting cast."""
+def _zero_where(ctx: Context, off: str, x: str, dtype: str) -> str:
+    """0 where ``off``, else ``x`` (in Where's second slot: ONNX Runtime's Where turns a
+    -0.0 taken from its first slot into +0.0). ONNX Runtime's Where lacks bool and
+    16-bit/uint64 kernels: bool uses And, the others select on an exact reinterpreting cast."""
     if dtype == "bool":
-        return ctx.add("And", [cond, x])
+        return ctx.add("And", [ctx.add("Not", [off]), x])
     wide = {"int16": "int32", "uint16": "int32", "uint64": "int64"}.get(dtype, dtype)
     zero = ctx.constant(np.zeros((), dtype=wide))
-    picked = ctx.add("Where", [cond, ctx.cast(x, dtype, wide), zero])
+    picked = ctx.add("Where", [off, zero, ctx.cast(x, dtype, wide)])
     return ctx.cast(picked, wide, dtype)
 
 
@@ -231,9 +241,11 @@ def _alloc_diag(op, ctx: Context, node):
     idx = ctx.add("Range", [_i64(ctx, 0), side, _i64(ctx, 1)])
     diff = ctx.add("Sub", [ctx.add("Unsqueeze", [idx, _i64(ctx, [0])]),
                            ctx.add("Unsqueeze", [idx, _i64(ctx, [1])])])
-    on_diag = ctx.add("Equal", [diff, _i64(ctx, k)])
+    # no Not: ONNX Runtime's optimizer swaps the slots of a Where over Not
+    off_diag = ctx.add("Or", [ctx.add("Less", [diff, _i64(ctx, k)]),
+                              ctx.add("Greater", [diff, _i64(ctx, k)])])
     rows = ctx.add("Unsqueeze", [padded, _i64(ctx, [-1])])
-    out = _where_zero(ctx, on_diag, rows, dtype)
+    out = _zero_where(ctx, off_diag, rows, dtype)
     perm = list(range(nd - 1))
     perm.insert(op.axis1, nd - 1)
     perm.insert(op.axis2, nd)

@@ -75,6 +75,12 @@ def reduce_in(ctx: Context, onnx_op: str, x: str, in_dtype, work, out_dtype, axe
     else:
         x, held, run = ctx.cast(x, in_dtype, acc), acc, _WIDEN.get(acc, acc)
     y = reduce_axes(ctx, onnx_op, ctx.cast(x, held, run), run, axes, keepdims)
+    if onnx_op == "ReduceSum" and np.dtype(run).kind == "f":
+        # numpy adds into its identity +0.0, so a sum of -0.0s (or of one 0-d -0.0) is
+        # +0.0; ONNX leaves the start open and ONNX Runtime returns -0.0. (Its optimizer
+        # drops an Add of 0.0 as a no-op, so zeros are replaced by +0.0 instead.)
+        zero = ctx.constant(np.zeros((), run))
+        y = ctx.add("Where", [ctx.add("Equal", [y, zero]), zero, y])
     return ctx.cast(ctx.cast(y, run, acc), acc, out_dtype)
 
 
@@ -133,7 +139,8 @@ def _prod_without_zeros(op, ctx: Context, node):
     """PyTensor multiplies the nonzero elements and yields 0 when there are none (its
     identity is 0, so an empty product is 0 too); ONNX multiplies zeros in. Zeros become
     ones (x + (x == 0)) and the product is multiplied by "any nonzero" (Add/Mul rather
-    than Where, which ONNX Runtime lacks for some of the accumulator dtypes)."""
+    than Where, which ONNX Runtime lacks for some of the accumulator dtypes). A float slice
+    of zeros keeps its last zero, sign included, as PyTensor's fold does."""
     (var,) = node.inputs
     in_dtype, acc, out_dtype = var.type.dtype, op.acc_dtype, node.outputs[0].type.dtype
     axes = reduced_axes(op, var.type.ndim)
@@ -142,7 +149,28 @@ def _prod_without_zeros(op, ctx: Context, node):
     ones = ctx.add("Add", [x, ctx.cast(ctx.add("Not", [nonzero]), "bool", acc)])
     prod = reduce_in(ctx, "ReduceProd", ones, acc, acc, out_dtype, axes)
     some = reduce_in(ctx, "ReduceMax", nonzero, "bool", "bool", "uint8", axes)
+    if np.dtype(acc).kind == "f":  # all zeros: the last one, with its sign
+        last = ctx.cast(_last_or_zero(ctx, x, acc, var.type.ndim, axes), acc, out_dtype)
+        # not Cast to bool: ONNX Runtime's optimizer swaps the slots of a Where over Not,
+        # and its Where turns a -0.0 taken from the first slot into +0.0
+        found = ctx.add("Greater", [some, ctx.constant(np.zeros((), np.uint8))])
+        return [ctx.add("Where", [found, prod, last])]
     return [ctx.add("Mul", [prod, ctx.cast(some, "uint8", out_dtype)])]
+
+
+def _last_or_zero(ctx: Context, x: str, dtype, ndim: int, axes: list[int]) -> str:
+    """The last element (in C order) of each slice of ``x`` over ``axes``, +0.0 for an
+    empty slice: what PyTensor's ``x == 0 ? y : ...`` fold leaves when all are zero."""
+    if not axes:
+        return x
+    x = _move_axes_last(ctx, x, ndim, axes)
+    last = ctx.constant(np.asarray([-1], np.int64))
+    slab = ctx.add("Concat", [ctx.add("Shape", [x], end=-1),
+                              ctx.constant(np.asarray([1], np.int64))], axis=0)
+    x = ctx.add("Concat", [ctx.add("Expand", [ctx.constant(np.zeros((), dtype)), slab]), x],
+                axis=-1)
+    x = ctx.add("Slice", [x, last, ctx.constant(np.asarray([2**62], np.int64)), last])
+    return ctx.add("Squeeze", [x, last])
 
 
 def _move_axes_last(ctx: Context, x: str, ndim: int, axes: list[int]) -> str:
@@ -152,9 +180,10 @@ def _move_axes_last(ctx: Context, x: str, ndim: int, axes: list[int]) -> str:
         x = ctx.add("Transpose", [x], perm=keep + axes)
     if len(axes) == 1:
         return x
-    kept = ctx.add("Shape", [x], end=len(keep))
     merged = ctx.add("ReduceProd", [ctx.add("Shape", [x], start=len(keep))], keepdims=1)
-    return ctx.add("Reshape", [x, ctx.add("Concat", [kept, merged], axis=0)])
+    if keep:
+        merged = ctx.add("Concat", [ctx.add("Shape", [x], end=len(keep)), merged], axis=0)
+    return ctx.add("Reshape", [x, merged], allowzero=1)
 
 
 @convert_op.register(Argmax)
