@@ -117,7 +117,10 @@ def _worse(old, new):
 def merge(paths, *, run: dict | None = None) -> dict:
     """Fold JSON-lines files (of one or several runs or shards) into one results document."""
     records = read_records(paths)
-    runs = [r for r in records if r.get("kind") == "run"]
+    # the same run record read twice (a file given twice, a line repeated: equal records,
+    # start time included) is one run
+    runs = list({json.dumps(r, sort_keys=True, default=str) if "started" in r else id(r): r
+                 for r in records if r.get("kind") == "run"}.values())
     tests: dict[str, dict] = {}
     seen: dict[str, Counter] = defaultdict(Counter)
     backends: dict[str, dict] = defaultdict(dict)

@@ -155,7 +155,9 @@ def test_any_results_lines_give_a_report_or_one_line_saying_what_is_wrong(
     _check_answer(code, stdout, err, "report")
     assert (code == 0) == out.is_file()
     rows = [(_row_kind(line), pristine) for lines in files for line, pristine in lines]
-    if any(pristine and kind for kind, pristine in rows):
+    # a usable record makes a report, unless two differing run records claim one shard
+    # (merging would count tests twice: refused, in one line)
+    if any(pristine and kind for kind, pristine in rows) and "comes from more than one" not in err:
         assert code == 0, err
     if code == 0:
         assert any(kind for kind, _ in rows), "a report without any test or example record"
