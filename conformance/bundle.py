@@ -107,7 +107,7 @@ def write_bundle(folder: Path, outcome, *, notes=(), model=None,
         (folder / "repro.py").write_text(_REPRO_PY, encoding="utf-8")
     from conformance.harness import tolerance_for
 
-    tol = tolerance_for(spec, outcome.expected)
+    tol = tolerance_for(spec, outcome.expected, outcome.graph)
     meta = {
         "test": spec.test_id, "row": spec.row.name, "dtype": spec.dtype, "opset": spec.opset,
         "opset_label": spec.opset_label, "backends": list(spec.backends),

@@ -168,7 +168,11 @@ class Composes:
     whose reduced axes (its ``axis`` param) come back as length-1 axes, so the result
     broadcasts against its operand. ``dtypes`` are the operand dtypes it composes on (None:
     the row's dtypes without a recorded divergence); ``accepts`` says which first-operand
-    shapes it takes (None: any).
+    shapes it takes (None: any). ``pairs`` says whether a later operand of shape ``b`` goes
+    with a first operand of shape ``a`` (None: they broadcast); when none does, the first
+    operand is used again, so ``accepts`` must only take shapes that pair with themselves.
+    ``operand_dtypes`` casts operands (after their guards) to fixed dtypes, one entry per
+    operand (None: keep), for rows whose cases mix dtypes; the domain keeps the value exact.
     Declaring ``dtypes`` says that the guards keep every record of those dtypes from
     showing; a random graph that shows one anyway fails the run."""
 
@@ -178,10 +182,20 @@ class Composes:
     keep_rank: bool = False
     dtypes: tuple[str, ...] | None = None
     accepts: Callable[[tuple], bool] | None = None
+    pairs: Callable[[tuple, tuple], bool] | None = None
+    operand_dtypes: tuple[str | None, ...] | None = None
 
     def __post_init__(self):
         if not self.domains:
             raise ValueError("Composes.domains must give one Domain per operand, got ()")
+        if self.operand_dtypes is not None:
+            if len(self.operand_dtypes) != len(self.domains):
+                raise ValueError(f"Composes.operand_dtypes={self.operand_dtypes!r} must give "
+                                 f"one dtype or None per operand ({len(self.domains)})")
+            bad = [d for d in self.operand_dtypes if d is not None and d not in ALL_DTYPES]
+            if bad:
+                raise ValueError(f"Composes.operand_dtypes {bad} invalid; allowed: "
+                                 f"{ALL_DTYPES} or None")
 
 
 @dataclass(frozen=True)
@@ -200,8 +214,9 @@ class Row:
     #: Random graphs may use the row: True for rows whose cases are elemwise(...) or
     #: reduction(...) (their operands say how), else a Composes that says how.
     compose: bool | Composes = False
-    #: Whether -0.0 and 0.0 are told apart (see conformance.registries.SIGNED_ZEROS_PENDING).
-    signed_zeros: bool = True
+    #: Whether -0.0 and 0.0 are told apart (see conformance.registries.SIGNED_ZEROS_PENDING),
+    #: or a Case -> bool that says it per case (random graphs: per graph).
+    signed_zeros: bool | Callable[[Case], bool] = True
 
     def __post_init__(self):
         if not self.name.replace("_", "").isalnum():
@@ -231,6 +246,11 @@ class Row:
         known = Known(tuple(backends), reason, blame, tuple(dtypes) if dtypes else None,
                       example, match, when, versions, cause)
         return dataclasses.replace(self, known=(*self.known, known))
+
+    def judges_zero_signs(self, case: Case) -> bool:
+        if callable(self.signed_zeros):
+            return bool(self.signed_zeros(case))
+        return self.signed_zeros
 
     def tolerance(self, dtype: str) -> Tol:
         if np.dtype(dtype).kind not in "fc":

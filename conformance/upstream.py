@@ -51,6 +51,14 @@ TITLES = {"onnxruntime": "ONNX Runtime", "onnx": "ONNX reference evaluator",
           "pytensor": "PyTensor"}
 #: The bug each declared ``Known.cause`` stands for, as the issue's title states it.
 CAUSES = {
+    "numpy-dot-scal-zero":
+        "numpy.dot of a 1x1 matrix and a matrix scales by the single element with BLAS scal, "
+        "which sets the result to 0 for a 0 factor whatever the other operand holds (nan, "
+        "inf); numpy.matmul and IEEE arithmetic give nan",
+    "ort-expand-elimination-zero":
+        "the ExpandElimination graph optimization removes an Expand whose constant target "
+        "shape has a 0 where its input has length 1 (Unsqueeze(x[1]) then Expand to [0, 1] "
+        "gives shape (1, 1)); disabled_optimizers=['ExpandElimination'] avoids it",
     "careduce-c-0d":
         "Max's and Min's C code generation fails for a 0-d input (NonZeroDimsCAReduce._c_all "
         "unpacks the five code parts Elemwise._c_all gives for a reduction over no axis into "
@@ -312,10 +320,10 @@ def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
     outcome = harness.run(spec, case)
     values = {"pytensor-py": outcome.expected, **outcome.actual}
     expected, actual = values[right], values[faulty]
-    tol = tolerance_for(spec, expected)
+    tol = tolerance_for(spec, expected, outcome.graph)
     # the script's own comparison, so that "shown" here is the script's exit status
     problem = script.differs(_plain(expected), _plain(actual), tol.rtol, tol.atol,
-                             cell.row.compare_values, cell.row.signed_zeros)
+                             cell.row.compare_values, cell.row.judges_zero_signs(case))
     repro = Repro(cell, case, faulty, right, expected, actual, tol, problem is not None,
                   problem or "", "")
     repro.code = _entry(repro, outcome.graph, BACKENDS[faulty])
@@ -361,7 +369,8 @@ def _entry(repro: Repro, graph, backend) -> str:
         f"backend={repro.faulty!r}, right={repro.right!r},\n"
         f"    inputs={inputs},\n    expected={script.outputs_code(repro.expected)},\n"
         f"    rtol={repro.tol.rtol!r}, atol={repro.tol.atol!r}, "
-        f"values={cell.row.compare_values!r}, signed_zeros={cell.row.signed_zeros!r},\n"
+        f"values={cell.row.compare_values!r}, "
+        f"signed_zeros={cell.row.judges_zero_signs(repro.case)!r},\n"
         f"    run={run}))")
     return "\n".join(lines)
 

@@ -52,6 +52,20 @@ def test_implicit_upcast_becomes_an_explicit_cast_and_dtypes_are_exact():
     np.testing.assert_array_equal(got[1], [2, -4])
 
 
+def test_a_join_of_mixed_dtypes_casts_each_piece_to_the_upcast_dtype():
+    # found by a random graph: Concat of int8 and float32 pieces is an invalid model
+    x = pt.matrix("x", dtype="int8")
+    y = pt.matrix("y", dtype="float32")
+    joined = pt.join(0, x, y)
+    model = converter.to_onnx([x, y], [joined])
+    onnx.checker.check_model(model, full_check=True)
+    a, b = np.array([[-3, 7]], np.int8), np.array([[0.5, 2.0]], np.float32)
+    (got,) = run(model, x=a, y=b)
+    expected = pytensor.function([x, y], joined)(a, b)
+    assert got.dtype == expected.dtype == np.float32
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_shared_variables_become_initializers_with_current_values():
     w = pytensor.shared(np.arange(3, dtype="float64"), name="w")
     w.set_value(np.array([5.0, 6.0, 7.0]))

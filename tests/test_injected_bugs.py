@@ -62,9 +62,6 @@ def test_a_bug_on_one_special_value_fails_the_ci_run(tmp_path, bug, test, messag
     assert any(shows(np.float64(v)) for x in failure["inputs"] for v in flat(x)), failure["inputs"]
 
 
-@pytest.mark.xfail(strict=True, reason="random graphs do not judge zero signs yet "
-                   "(random_graph is in SIGNED_ZEROS_PENDING), and 300 derandomized draws "
-                   "reach no division that turns the lost sign into an infinity")
 def test_negative_zero_is_caught_through_a_downstream_division(tmp_path):
     """+0.0 for -0.0 turns into +inf for -inf in a random graph; it must shrink to a few
     nodes (a product and what divides by it)."""

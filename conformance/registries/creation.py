@@ -13,7 +13,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from conformance.registries.shape import ranks
-from conformance.registry import ONNX_BACKENDS, Blame, Case, Row
+from conformance.registry import ONNX_BACKENDS, Blame, Case, Composes, Row
 from conformance.strategies import ANY, FINITE, NONZERO, Domain, arrays, dtypes, elements
 
 
@@ -188,6 +188,16 @@ def _tri(n, m, k, dtype):
     return pt.tri(n, m, k, dtype=dtype)
 
 
+# In random graphs the offset k (a graph input in the rows' cases) is a constant in
+# [-5, 5], as the cases draw it: past either side of small matrices.
+TRIANGLES = Composes(domains=(ANY,), accepts=lambda shape: len(shape) >= 2,
+                     params=lambda shape: st.integers(-5, 5).map(lambda k: (("k", k),)))
+LIKES = Composes(domains=(ANY,))
+# The fill value is a second operand: a 0-d one, or (when the graph holds none) one of the
+# model's own shape, which full_like (second(a, v)) broadcasts the same way.
+FILLS = Composes(domains=(ANY, ANY), pairs=lambda a, b: b == () or b == a)
+
+
 ROWS = [
     Row("alloc", pt.alloc, allocs, dtypes.ALL)
     .xfail(**ALLOC_NEGATIVE_ZERO, example=lambda d: Case((np.asarray(-0.0, d), _i64(2)),
@@ -203,11 +213,11 @@ ROWS = [
     Row("arange_dtype", _arange_to, aranges_to, dtypes.ALL),
     Row("eye", lambda n, m, k, dtype: pt.eye(n, m, k, dtype=dtype), diagonals, dtypes.ALL),
     Row("tri", _tri, diagonals, dtypes.ALL),
-    Row("tril", pt.tril, triangles, dtypes.ALL),
+    Row("tril", pt.tril, triangles, dtypes.ALL, compose=TRIANGLES),
     # PyTensor builds triu as x * (1 - tri), and refuses 1 - bool.
-    Row("triu", pt.triu, triangles, dtypes.NUMERIC),
-    Row("zeros_like", pt.zeros_like, ranks(), dtypes.ALL),
-    Row("ones_like", pt.ones_like, ranks(), dtypes.ALL),
-    Row("full_like", pt.full_like, fills, dtypes.ALL),
+    Row("triu", pt.triu, triangles, dtypes.NUMERIC, compose=TRIANGLES),
+    Row("zeros_like", pt.zeros_like, ranks(), dtypes.ALL, compose=LIKES),
+    Row("ones_like", pt.ones_like, ranks(), dtypes.ALL, compose=LIKES),
+    Row("full_like", pt.full_like, fills, dtypes.ALL, compose=FILLS),
     Row("empty_like", pt.empty_like, ranks(), dtypes.ALL, compare_values=False),
 ]

@@ -69,6 +69,17 @@ ORT_WHERE_ZERO_SIGN = {
 }
 
 
+def all_negative_zero(case) -> bool:
+    """Some element is -0.0 in every operand."""
+    found = [(v == 0) & np.signbit(v) for v in np.broadcast_arrays(*case.values)]
+    return bool(np.logical_and.reduce(found).any())
+
+
+# Random graphs judge no zero signs where a node's row has a record on the graph's dtype,
+# so float16 and float64 graphs may add three operands (float32's record is no sign).
+VARIADIC_ADD_COMPOSES = Composes(domains=(ANY, ANY, ANY), dtypes=("bool", "float16", "float64"))
+
+
 def product_leaves_int64(case) -> bool:
     """True when some elementwise product of the operands leaves the int64 range."""
     columns = np.broadcast_arrays(*case.values)
@@ -132,6 +143,21 @@ def mixed(first_dtype: str, *domains: Domain):
     return factory
 
 
+def mixed_graphs(first_dtype: str, count: int, *, dtypes: tuple[str, ...] | None = None,
+                 others: str | None = None):
+    """How a mixed-dtype row composes: operand 0 is guarded into ``first_dtype``'s range
+    (whole and finite, so the cast is exact) and cast to it; the others are cast to
+    ``others`` (None: kept as they come)."""
+    if first_dtype == "bool":
+        first = Domain(0, 1, integral=True, allow_nan=False, allow_inf=False)
+    else:
+        info = np.iinfo(first_dtype)
+        first = Domain(int(info.min), int(info.max), integral=True, allow_nan=False,
+                       allow_inf=False)
+    return Composes(domains=(first,) + (ANY,) * (count - 1), dtypes=dtypes,
+                    operand_dtypes=(first_dtype,) + (others,) * (count - 1))
+
+
 def beyond_int32(case) -> bool:
     return bool((np.abs(case.values[0].astype(np.float64)) >= 2**31).any())
 
@@ -186,11 +212,13 @@ def out_of_range(target: str):
 
 def _cast_graphs(target: str) -> Composes | bool:
     """Casts in random graphs: to bool, integers (operands clipped to half the target's
-    range, so no record's overflow shows and float -> int stays defined) and float64. Not
-    to float16 or float32: later nodes would compute in a narrower float than the graph's
-    tolerance is for."""
+    range, so no record's overflow shows and float -> int stays defined), float32 and
+    float64 (a graph is judged with the tolerance of the narrowest float it computes). Not
+    to float16: ONNX Runtime computes chains of float16 nodes in float32 (a record of
+    float16 graphs only), so float16 nodes in a graph of another dtype differ beyond
+    float16's tolerance, e.g. exp(exp(x))."""
     kind = np.dtype(target).kind
-    if kind == "f" and target != "float64":
+    if target == "float16":
         return False
     domain = ANY
     if kind in "iu":
@@ -228,9 +256,15 @@ def identity(x):
 
 ROWS = [
     Row("add", pt.add, elemwise(ANY, ANY), ALL, compose=True),
-    Row("add_variadic", lambda x, y, z: pt.add(x, y, z), elemwise(ANY, ANY, ANY), ALL, compose=True)
+    Row("add_variadic", lambda x, y, z: pt.add(x, y, z), elemwise(ANY, ANY, ANY), ALL,
+        compose=VARIADIC_ADD_COMPOSES)
     .xfail(**variadic_overflows(dtypes.INTS, lambda d: fixed([1], [1], [np.iinfo(d).max])(d)))
-    .xfail(**variadic_in_double(lambda v: v[0] + v[1] + v[2], fixed(3e38, 3e38, -3e38))),
+    .xfail(**variadic_in_double(lambda v: v[0] + v[1] + v[2], fixed(3e38, 3e38, -3e38)))
+    .xfail(backends=ALL_BACKENDS, dtypes=FLOATS, blame=Blame.PYTENSOR, cause="scalar-add-impl-sum",
+           reason="Python linker adds 3+ operands with sum(inputs), which starts from int 0: "
+                  "three -0.0 give +0.0",
+           match=r"=-0\.0 but pytensor-py=0\.0 \(sign of zero", when=all_negative_zero,
+           example=fixed(-0.0, -0.0, -0.0)),
     Row("sub", pt.sub, elemwise(ANY, ANY), NUMERIC, compose=True),
     Row("mul", pt.mul, elemwise(ANY, ANY), ALL, compose=True),
     Row("mul_variadic", lambda x, y, z: pt.mul(x, y, z), elemwise(ANY, ANY, ANY), ALL, compose=True)
@@ -280,20 +314,33 @@ ROWS = [
     Row("isinf", pt.isinf, elemwise(ANY), ALL, compose=True),
     *(cast_row(target) for target in ALL),
     # Mixed operand dtypes: the row's dtype is the second operand's.
-    Row("add_int8_and", pt.add, mixed("int8", ANY, ANY), FLOATS),
-    Row("mul_int32_and", pt.mul, mixed("int32", ANY, ANY), FLOATS)
+    Row("add_int8_and", pt.add, mixed("int8", ANY, ANY), FLOATS,
+        compose=mixed_graphs("int8", 2)),
+    # Graphs choose a row by operand 0, which the cast replaces: operand 1 is cast to float64
+    # too, or a float32 one would show the C record below.
+    Row("mul_int32_and", pt.mul, mixed("int32", ANY, ANY), FLOATS,
+        compose=mixed_graphs("int32", 2, dtypes=("float64",), others="float64"))
     .xfail(backends=("pytensor-c",), dtypes=("float32",), blame=Blame.PYTENSOR,
            reason="C multiplies int32 by float32 in float32, not in the float64 result dtype",
            match="abs err", when=float32_product_differs,
            example=fixed_mixed("int32", 2, 3e38)),
-    Row("sub_uint8_and", pt.sub, mixed("uint8", ANY, ANY), dtypes.SIGNED),
-    Row("true_div_int16_and", pt.true_div, mixed("int16", ANY, ANY), ("uint8", "float32")),
-    Row("maximum_uint8_and", pt.maximum, mixed("uint8", ANY, ANY), ("int8", "float16")),
-    Row("lt_int8_and", pt.lt, mixed("int8", ANY, ANY), ("uint8", "uint32", "float32"))
+    Row("sub_uint8_and", pt.sub, mixed("uint8", ANY, ANY), dtypes.SIGNED,
+        compose=mixed_graphs("uint8", 2)),
+    Row("true_div_int16_and", pt.true_div, mixed("int16", ANY, ANY), ("uint8", "float32"),
+        compose=mixed_graphs("int16", 2)),
+    Row("maximum_uint8_and", pt.maximum, mixed("uint8", ANY, ANY), ("int8", "float16"),
+        compose=mixed_graphs("uint8", 2))
+    .xfail(**{**ORT_MINMAX_ZERO, "example": fixed_mixed("uint8", 0, -0.0)}),
+    # The guard clips a uint8 or uint32 operand 0 into [0, 127]: no negative int8 meets a
+    # uint32, so the C record below cannot show.
+    Row("lt_int8_and", pt.lt, mixed("int8", ANY, ANY), ("uint8", "uint32", "float32"),
+        compose=mixed_graphs("int8", 2, dtypes=("uint8", "uint32", "float32")))
     .xfail(backends=("pytensor-c",), dtypes=("uint32",), blame=Blame.PYTENSOR,
            reason="C compares int8 with uint32 as unsigned (C's promotion), not as int64",
            match="exact match required", when=lambda case: bool((case.values[0] < 0).any()),
            example=fixed_mixed("int8", -1, 0)),
-    Row("eq_bool_and", pt.eq, mixed("bool", ANY, ANY), ("int8", "float64")),
-    Row("switch_int8_cond", pt.switch, mixed("int8", ANY, ANY, ANY), ("float32",)),
+    Row("eq_bool_and", pt.eq, mixed("bool", ANY, ANY), ("int8", "float64"),
+        compose=mixed_graphs("bool", 2)),
+    Row("switch_int8_cond", pt.switch, mixed("int8", ANY, ANY, ANY), ("float32",),
+        compose=mixed_graphs("int8", 3)),
 ]

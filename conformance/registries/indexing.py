@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from pytensor.tensor import subtensor as ts
 
-from conformance.registry import ORT_BACKENDS, Blame, Case, Row
+from conformance.registry import ORT_BACKENDS, Blame, Case, Composes, Row
 from conformance.strategies import ANY, arrays, dtypes
 
 
@@ -164,12 +164,12 @@ def setters(layouts):
     return getters(layouts)
 
 
-def _input_axes(structure: str) -> list[tuple[int, str]]:
-    """The axis and item kind each input of the structure indexes."""
+def _input_axes(structure: str) -> list[tuple[int, Item]]:
+    """The axis and the item each input of the structure indexes."""
     out, axis = [], 0
     for item in parse(structure):
         count = item.parts.count("s") if item.kind in ("int", "slice") else 1
-        out += [(axis, item.kind)] * count
+        out += [(axis, item)] * count
         axis += item.axes
     return out
 
@@ -185,7 +185,8 @@ def out_of_bounds(layouts):
             case = draw(operands(dtype, rank, structure, form))
             inputs = _input_axes(structure)
             first = len(case.values) - len(inputs)
-            k, axis = next((k, a) for k, (a, kind) in enumerate(inputs) if kind in ("int", "array"))
+            k, axis = next((k, a) for k, (a, item) in enumerate(inputs)
+                           if item.kind in ("int", "array"))
             values = list(case.values)
             spoiled = values[first + k].copy()
             assume(spoiled.size > 0)
@@ -201,32 +202,39 @@ def out_of_bounds(layouts):
 
 
 # -- graph builders ---------------------------------------------------------------------------
-def get(x, *idx, index):
-    return x[index_tuple(index, idx)]
+# ``idx`` holds the structure's symbolic inputs; in random graphs ``values`` gives them as
+# constants instead (see ``frozen``).
+def _fed(idx, values) -> tuple:
+    return idx if values is None else tuple(pt.constant(v) for v in thawed(values))
 
 
-def set_(x, y, *idx, index):
-    return pt.set_subtensor(x[index_tuple(index, idx)], y)
+def get(x, *idx, index, values=None):
+    return x[index_tuple(index, _fed(idx, values))]
 
 
-def inc(x, y, *idx, index):
-    return pt.inc_subtensor(x[index_tuple(index, idx)], y)
+def set_(x, y, *idx, index, values=None):
+    return pt.set_subtensor(get(x, *idx, index=index, values=values), y)
 
 
-def inc_last(x, y, *idx, index):
-    return pt.inc_subtensor(x[index_tuple(index, idx)], y, ignore_duplicates=True)
+def inc(x, y, *idx, index, values=None):
+    return pt.inc_subtensor(get(x, *idx, index=index, values=values), y)
 
 
-def get1(x, idx, index):
-    return ts.advanced_subtensor1(x, idx)
+def inc_last(x, y, *idx, index, values=None):
+    return pt.inc_subtensor(get(x, *idx, index=index, values=values), y,
+                            ignore_duplicates=True)
 
 
-def set1(x, y, idx, index):
-    return ts.advanced_set_subtensor1(x, y, idx)
+def get1(x, *idx, index, values=None):
+    return ts.advanced_subtensor1(x, *_fed(idx, values))
 
 
-def inc1(x, y, idx, index):
-    return ts.advanced_inc_subtensor1(x, y, idx)
+def set1(x, y, *idx, index, values=None):
+    return ts.advanced_set_subtensor1(x, y, *_fed(idx, values))
+
+
+def inc1(x, y, *idx, index, values=None):
+    return ts.advanced_inc_subtensor1(x, y, *_fed(idx, values))
 
 
 def any_op(*inputs, op, index):
@@ -245,6 +253,122 @@ ARRAY1_SET = [(1, "I1", "full"), (2, "I1@int32", "row"), (2, "I1", "scalar"),
               (3, "I1@uint8", "bcast")]
 ADVANCED_SET = [(1, "I2", "full"), (2, "I1, I2@int32", "scalar"), (3, "I1@int8, s:, I1", "row"),
                 (2, "B2", "full"), (3, "s:s, B2", "bcast")]
+
+
+# -- random graphs ----------------------------------------------------------------------------
+def frozen(values) -> tuple:
+    """Index values as graph params, which must hash and print: (dtype, shape, flat values)
+    each (a nested list would lose the shape of an empty array)."""
+    return tuple((v.dtype.name, v.shape, tuple(v.ravel().tolist())) for v in values)
+
+
+def thawed(values) -> list[np.ndarray]:
+    return [np.asarray(flat, dtype=dtype).reshape(shape) for dtype, shape, flat in values]
+
+
+def _indexable(structure: str, shape: tuple) -> bool:
+    """Whether ``structure`` indexes an operand of ``shape``: enough axes, and something for
+    each integer and index array to point at."""
+    axis = 0
+    for item in parse(structure):
+        if axis + item.axes > len(shape) or (item.kind in ("int", "array") and not shape[axis]):
+            return False
+        axis += item.axes
+    return True
+
+
+def _selected(shapes, params) -> tuple:
+    """numpy's selection shape, which PyTensor follows (advanced indices included)."""
+    index, values = params["index"], params.get("values")
+    inputs = () if values is None else thawed(values)
+    return np.broadcast_to(np.int8(0), shapes[0])[index_tuple(index, inputs)].shape
+
+
+def graph_getters(layouts, *, dtypes=None) -> Composes:
+    """A row's own structures that fit the operand, with values drawn as its cases draw them."""
+    structures = tuple(dict.fromkeys(structure for _, structure in layouts))
+
+    def params(shape):
+        fits = [s for s in structures if _indexable(s, shape)]
+        return st.sampled_from(fits).flatmap(lambda s: index_values(s, shape).map(
+            lambda v: (("index", s), ("values", frozen(v)))))
+
+    return Composes(domains=(ANY,), params=params, shape=_selected, dtypes=dtypes,
+                    accepts=lambda shape: any(_indexable(s, shape) for s in structures))
+
+
+@st.composite
+def literal_indices(draw, shape: tuple):
+    """A constant basic index of leading axes: an integer in [-n, n) or a slice whose parts
+    are omitted or literal (bounds up to two past either end, steps +-1..3)."""
+    items = []
+    for n in shape[:draw(st.integers(1, len(shape)))]:
+        if n and draw(st.booleans()):
+            items.append(str(draw(st.integers(-n, n - 1))))
+            continue
+        bound = st.one_of(st.just(""), st.integers(-n - 2, n + 2).map(str))
+        step = st.one_of(st.just(""), st.sampled_from(("1", "2", "3", "-1", "-2", "-3")))
+        items.append(f"{draw(bound)}:{draw(bound)}:{draw(step)}")
+    return (("index", ", ".join(items)),)
+
+
+# The value set or added in a graph is the operand itself, so the index selects all of it
+# (in another order, or repeatedly). Another pool value would do, but its dtype may differ,
+# and PyTensor casts such a y inconsistently: Python's inc raises on float into int, C casts.
+@st.composite
+def covering_slices(draw, shape: tuple):
+    """Slices over leading axes that select all of each: step +-1 (any step on an axis of
+    length <= 1), bounds omitted or at or past the ends."""
+    items, values = [], []
+    for n in shape[:draw(st.integers(1, len(shape)))]:
+        step = draw(st.sampled_from((None, 1, -1, *((2, -3) if n <= 1 else ()))))
+        if step is not None and step < 0:
+            start, stop = st.integers(n - 1, n + 2) | st.just(-1), st.integers(-n - 3, -n - 1)
+        else:
+            start, stop = st.integers(-n - 2, -n) | st.just(0), st.integers(n, n + 2)
+        parts = [draw(st.none() | start), draw(st.none() | stop), step]
+        items.append(":".join("" if p is None else "s" for p in parts))
+        values += [np.int64(p) for p in parts if p is not None]
+    return (("index", ", ".join(items)), ("values", frozen(values)))
+
+
+def _spread(dtype: str, shape: tuple, n: int):
+    """Indices in [-n, n) of ``shape`` (repeats likely), or none for an empty axis."""
+    if not n:
+        return st.just(np.zeros(shape, dtype))
+    return hnp.arrays(dtype, shape, elements=_ints(dtype, -n, n - 1))
+
+
+@st.composite
+def covering_arrays(draw, shape: tuple, *, pair: bool = True):
+    """Index arrays whose selection has the operand's shape: one vector as long as its axis,
+    or (``pair``, rank >= 2) "I1, I2" whose broadcast shape is that of the first two axes."""
+    if pair and len(shape) > 1 and all(shape[:2]) and draw(st.booleans()):
+        a0, a1 = shape[:2]
+        i2 = (a0, draw(st.sampled_from((a1, 1))))
+        i1 = (draw(st.sampled_from((a1, 1))) if i2[1] == a1 else a1,)
+        values = [draw(_spread("int64", i1, a0)), draw(_spread("int32", i2, a1))]
+        return (("index", "I1, I2@int32"), ("values", frozen(values)))
+    axis = draw(st.integers(0, len(shape) - 1)) if pair else 0
+    dtype = draw(st.sampled_from(("int64", "int32", "uint8", "int8")))
+    index = ":, " * axis + f"I1@{dtype}"
+    return (("index", index), ("values", frozen([draw(_spread(dtype, (shape[axis],),
+                                                                shape[axis]))])))
+
+
+def graph_setters(params, *, dtypes=None) -> Composes:
+    """y is the first operand again: no other operand pairs with it."""
+    return Composes(domains=(ANY, ANY), params=params, shape=lambda shapes, p: shapes[0],
+                    accepts=lambda shape: len(shape) > 0, pairs=lambda a, b: False,
+                    dtypes=dtypes)
+
+
+# The records cannot show: masks are drawn shaped as the axes they index, and y is x itself
+# (its first axis as long as the index, its axes x's), which PyTensor's check lets through.
+ADVANCED_GETS = graph_getters(ADVANCED, dtypes=dtypes.ALL)
+BASIC_SETS = graph_setters(covering_slices)
+ARRAY1_SETS = graph_setters(functools.partial(covering_arrays, pair=False), dtypes=dtypes.ALL)
+ADVANCED_SETS = graph_setters(covering_arrays)
 
 OUT_OF_BOUNDS = [("get", 1, "i", None), ("get1", 2, "I1@int32", None), ("get", 2, "I1, I1", None),
                  ("set1", 1, "I1", "full"), ("inc", 2, ":, I2@int8", "scalar"),
@@ -296,30 +420,33 @@ def mask_mismatch(case: Case) -> bool:
     """A boolean mask whose shape differs from the axes of x it indexes."""
     x, *inputs = case.values
     axes = _input_axes(dict(case.params)["index"])
-    return any(kind == "mask" and v.shape != x.shape[axis:axis + v.ndim]
-               for v, (axis, kind) in zip(inputs, axes, strict=True))
+    return any(item.kind == "mask" and v.shape != x.shape[axis:axis + v.ndim]
+               for v, (axis, item) in zip(inputs, axes, strict=True))
 
 
 
 ROWS = [
-    Row("subtensor", get, getters(BASIC), ALL),
-    Row("subtensor_const", get, getters(BASIC_CONST), ALL),
-    Row("advanced_subtensor1", get1, getters(ARRAY1), ALL),
-    Row("advanced_subtensor", get, getters(ADVANCED), ALL)
+    Row("subtensor", get, getters(BASIC), ALL, compose=graph_getters(BASIC)),
+    Row("subtensor_const", get, getters(BASIC_CONST), ALL,
+        compose=Composes(domains=(ANY,), params=literal_indices, shape=_selected,
+                         accepts=lambda shape: len(shape) > 0)),
+    Row("advanced_subtensor1", get1, getters(ARRAY1), ALL, compose=graph_getters(ARRAY1)),
+    Row("advanced_subtensor", get, getters(ADVANCED), ALL, compose=ADVANCED_GETS)
     .xfail(backends=ONNX_BACKENDS, blame=Blame.CONVERTER,
            reason="semantic gap: PyTensor raises on a mask shaped unlike the axes it indexes; "
                   "ONNX cannot raise, so the model returns a selection",
            match="pytensor-py raised IndexError: boolean index did not match", when=mask_mismatch,
            example=example([1, 2, 3], [True, False], index="B1")),
-    Row("set_subtensor", set_, setters(BASIC_SET), ALL),
-    Row("inc_subtensor", inc, setters(BASIC_SET), ALL),
-    Row("advanced_set_subtensor1", set1, setters(ARRAY1_SET), ALL)
+    Row("set_subtensor", set_, setters(BASIC_SET), ALL, compose=BASIC_SETS),
+    Row("inc_subtensor", inc, setters(BASIC_SET), ALL, compose=BASIC_SETS),
+    Row("advanced_set_subtensor1", set1, setters(ARRAY1_SET), ALL, compose=ARRAY1_SETS)
     .xfail(**SPURIOUS_BROADCAST_ERROR, example=example([[0], [1]], [0, 1], y=[1], index="I1")),
-    Row("advanced_inc_subtensor1", inc1, setters(ARRAY1_SET), ALL)
+    Row("advanced_inc_subtensor1", inc1, setters(ARRAY1_SET), ALL, compose=ARRAY1_SETS)
     .xfail(**SPURIOUS_BROADCAST_ERROR, example=example([[0], [1]], [0, 1], y=[1], index="I1")),
-    Row("advanced_set_subtensor", set_, setters(ADVANCED_SET), ALL),
-    Row("advanced_inc_subtensor", inc, setters(ADVANCED_SET), ALL),
-    Row("advanced_inc_subtensor_last", inc_last, setters(ADVANCED_SET), ALL),
+    Row("advanced_set_subtensor", set_, setters(ADVANCED_SET), ALL, compose=ADVANCED_SETS),
+    Row("advanced_inc_subtensor", inc, setters(ADVANCED_SET), ALL, compose=ADVANCED_SETS),
+    Row("advanced_inc_subtensor_last", inc_last, setters(ADVANCED_SET), ALL,
+        compose=ADVANCED_SETS),
     Row("index_out_of_bounds", any_op, out_of_bounds(OUT_OF_BOUNDS), ALL)
     .xfail(backends=("onnx-reference",), blame=Blame.ONNX_REFERENCE,
            reason="the reference Gather (numpy.take) checks no index when the result is empty; "

@@ -4,6 +4,7 @@ nonzero, broadcast_to, fill_diagonal and searchsorted."""
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pytensor.tensor as pt
@@ -15,7 +16,7 @@ from pytensor.raise_op import Assert, CheckAndRaise
 from pytensor.tensor.extra_ops import fill_diagonal, fill_diagonal_offset
 
 from conformance.registries.creation import ALLOC_NEGATIVE_ZERO
-from conformance.registry import ONNX_BACKENDS, ORT_BACKENDS, Blame, Case, Row
+from conformance.registry import ONNX_BACKENDS, ORT_BACKENDS, Blame, Case, Composes, Row
 from conformance.strategies import ANY, array_shapes, arrays, dtypes, elements, elemwise
 from conformance.strategies.values import special_values
 
@@ -194,9 +195,30 @@ def reference_gather(widths) -> dict:
     }
 
 
-def pad_row(mode: str, dtypes_, *known: dict, constant_values=None) -> Row:
-    """A ``pt.pad`` row with ``known`` (PyTensor bugs seen through its results)."""
-    row = Row(f"pad_{mode}", pad(mode), pads(constant_values=constant_values), dtypes_)
+def pad_params(constant_values=None):
+    """Widths 0..4 as the cases draw them, but 0 on a length-0 axis (numpy.pad raises)."""
+
+    @st.composite
+    def params(draw, shape):
+        widths = tuple(tuple(draw(st.integers(0, 4 if n else 0)) for _ in range(2))
+                       for n in shape)
+        values = () if constant_values is None else (draw(st.sampled_from(constant_values)),)
+        return (("widths", widths), *(("constant_values", v) for v in values))
+
+    return params
+
+
+def padded_shape(shapes, params) -> tuple:
+    return tuple(n + sum(w) for n, w in zip(shapes[0], params["widths"], strict=True))
+
+
+def pad_row(mode: str, dtypes_, *known: dict, accepts, constant_values=None) -> Row:
+    """A ``pt.pad`` row with ``known`` (PyTensor bugs seen through its results); random
+    graphs pad the operand shapes it ``accepts``, on which none of those can show."""
+    compose = Composes(domains=(ANY,), params=pad_params(constant_values), shape=padded_shape,
+                       accepts=accepts, dtypes=dtypes_ if known else None)
+    row = Row(f"pad_{mode}", pad(mode), pads(constant_values=constant_values), dtypes_,
+              compose=compose)
     for k in known:
         row = row.xfail(**k)
     return row
@@ -313,32 +335,135 @@ def unequal_sides(case) -> bool:
     return a.ndim > 2 and len(set(a.shape)) > 1
 
 
+# -- random graphs -------------------------------------------------------------------
+# What the cases give as inputs (conditions, counts, widths, fill values) are constants here,
+# drawn from the operand's shape so that no record of the row can show: conditions hold,
+# counts are not negative, widths are 0 on an empty axis, offsets stay within the columns.
+
+
+def _holds(*names):
+    """Conditions that hold, as True or as a nonzero number the op casts to bool."""
+    return lambda shape: st.tuples(*[st.sampled_from((True, 1)) for _ in names]).map(
+        lambda conds: tuple(zip(names, conds, strict=True)))
+
+
+# Counts in 0..3, one per element along the axis (or of all, for axis None). A length-1
+# count vector is static length 1, which pt.repeat squeezes into the scalar count's graph,
+# so those keep to axes of another length. (A scalar count of 0 on a static length-1 axis
+# meets an ONNX Runtime optimizer bug, a record of random_graph.)
+@st.composite
+def repeat_params(draw, shape: tuple, *, flat: bool = False, scalar: bool = False):
+    if scalar:
+        return (("r", draw(st.integers(0, 3))),
+                ("axis", draw(st.integers(-len(shape), len(shape) - 1))))
+    axis = None if flat else draw(
+        st.sampled_from([a for a in range(-len(shape), len(shape)) if shape[a] != 1]))
+    n = math.prod(shape) if flat else shape[axis]
+    return (("r", tuple(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))),
+            ("axis", axis))
+
+
+def repeated_shape(shapes, params) -> tuple:
+    (shape,), r, axis = shapes, params["r"], params["axis"]
+    if axis is None:
+        shape, axis = (math.prod(shape),), 0
+    axis %= len(shape)
+    n = sum(r) if isinstance(r, tuple) else shape[axis] * r
+    return (*shape[:axis], n, *shape[axis + 1:])
+
+
+def _repeats(params, accepts, dtypes_=None) -> Composes:
+    return Composes(domains=(ANY,), params=params, shape=repeated_shape, accepts=accepts,
+                    dtypes=dtypes_)
+
+
+def _diagonal_params(offset: bool):
+    """A fill value of 0 or 1 and an offset in -5..5 but not past the last column."""
+
+    @st.composite
+    def params(draw, shape):
+        val = (("val", draw(st.integers(0, 1))),)
+        return val + ((("offset", draw(st.integers(-5, min(5, shape[1])))),) if offset else ())
+
+    return params
+
+
+def cast_fill(fill):
+    """``fill`` with its value cast to the array's dtype, which the op requires: the cases
+    draw it so already, random graphs give a number."""
+    return lambda a, val, *offset, **kw: fill(a, pt.cast(val, a.dtype), *offset, **kw)
+
+
+def broadcast_targets(shape: tuple):
+    """New leading axes; an operand's own axes stretch only where declared length 1."""
+    return st.lists(st.integers(0, 3), max_size=2).map(lambda lead: (("shape", (*lead, *shape)),))
+
+
+def _ofg(x, y, output=None):
+    """Both outputs, or in random graphs the one ``output`` names."""
+    outs = OpFromGraph(*_ofg_io(x, y))(x, y)
+    return outs if output is None else outs[output]
+
+
+def has_axes(shape: tuple) -> bool:
+    return len(shape) > 0
+
+
+def nonempty(shape: tuple) -> bool:
+    """Some axis, and every axis with elements (PAD_EMPTY_ARRAY)."""
+    return len(shape) > 0 and all(shape)
+
+
+def reflectable(shape: tuple) -> bool:
+    """Every axis at least 2 long: PAD_EMPTY_ARRAY and PAD_REFLECT_UNIT; and symmetric
+    padding raises in PyTensor 3.0 on an axis declared length 1 (which the cases never
+    declare): "DimShuffle: Attempting to squeeze axes with size not equal to one"."""
+    return len(shape) > 0 and min(shape) >= 2
+
+
+def diagonal_fits(shape: tuple) -> bool:
+    """A matrix, or equal sides (the record of unequal ones cannot show)."""
+    return len(shape) == 2 or (len(shape) > 2 and len(set(shape)) == 1)
+
+
+def _fills(offset: bool, accepts) -> Composes:
+    return Composes(domains=(ANY,), params=_diagonal_params(offset), accepts=accepts,
+                    dtypes=ALL)
+
+
 ROWS = [
     Row("deep_copy", DeepCopyOp(), elemwise(ANY), ALL, compose=True),
     Row("view_op", ViewOp(), elemwise(ANY), ALL, compose=True),
-    Row("assert_op", lambda x, c: Assert("x is not valid")(x, c), checked(1), ALL)
+    Row("assert_op", lambda x, c: Assert("x is not valid")(x, c), checked(1), ALL,
+        compose=Composes(domains=(ANY,), params=_holds("c"), dtypes=ALL))
     .xfail(**cannot_raise("AssertionError"), example=example([1], False, dtypes_=(None, "bool"))),
     Row("check_and_raise", lambda x, c1, c2: CheckAndRaise(ValueError, "bad")(x, c1, c2),
-        checked(2), ALL)
+        checked(2), ALL, compose=Composes(domains=(ANY,), params=_holds("c1", "c2"), dtypes=ALL))
     .xfail(**cannot_raise("ValueError"),
            example=example([1], True, False, dtypes_=(None, "bool", "bool"))),
-    Row("op_from_graph", lambda x, y: OpFromGraph(*_ofg_io(x, y))(x, y), elemwise(ANY, ANY),
-        ALL),
-    Row("repeat", lambda x, r, axis: pt.repeat(x, r, axis=axis), repeats(), ALL)
+    Row("op_from_graph", _ofg, elemwise(ANY, ANY), ALL,
+        compose=Composes(domains=(ANY, ANY), params=lambda shape: st.sampled_from(
+            ((("output", 0),), (("output", 1),))))),
+    Row("repeat", lambda x, r, axis: pt.repeat(x, r, axis=axis), repeats(), ALL,
+        compose=_repeats(repeat_params, lambda shape: any(n != 1 for n in shape), ALL))
     .xfail(backends=ONNX_BACKENDS, blame=Blame.CONVERTER, when=negative_count,
            reason="semantic gap: numpy.repeat raises on a negative count, ONNX cannot raise",
            match="pytensor-py raised ValueError",
            example=example([1, 2], [-1, 2], dtypes_=(None, "int64"), params=[("axis", 0)])),
-    Row("repeat_flat", lambda x, r, axis: pt.repeat(x, r, axis=axis), repeats(flat=True), ALL),
+    Row("repeat_flat", lambda x, r, axis: pt.repeat(x, r, axis=axis), repeats(flat=True), ALL,
+        compose=_repeats(functools.partial(repeat_params, flat=True),
+                         lambda shape: math.prod(shape) != 1)),
     # A scalar count is built from broadcast_to and reshape, which pt.repeat refuses on uint64.
     Row("repeat_scalar", lambda x, r, axis: pt.repeat(x, r, axis=axis),
-        repeats(scalar=True), tuple(d for d in ALL if d != "uint64")),
-    pad_row("constant", ALL, constant_values=(0, (1, 2))),
-    pad_row("edge", ALL, PAD_EDGE_EMPTY, reference_gather([[0, 0], [1, 0]])),
-    pad_row("reflect", ALL, PAD_EMPTY_ARRAY, PAD_REFLECT_UNIT, reference_gather([[0, 0], [2, 2]])),
-    pad_row("symmetric", ALL, PAD_EMPTY_ARRAY),
+        repeats(scalar=True), tuple(d for d in ALL if d != "uint64"),
+        compose=_repeats(functools.partial(repeat_params, scalar=True), has_axes)),
+    pad_row("constant", ALL, accepts=has_axes, constant_values=(0, (1, 2))),
+    pad_row("edge", ALL, PAD_EDGE_EMPTY, reference_gather([[0, 0], [1, 0]]), accepts=has_axes),
+    pad_row("reflect", ALL, PAD_EMPTY_ARRAY, PAD_REFLECT_UNIT, reference_gather([[0, 0], [2, 2]]),
+            accepts=reflectable),
+    pad_row("symmetric", ALL, PAD_EMPTY_ARRAY, accepts=reflectable),
     # PyTensor's wrap padding repeats x, and repeat refuses uint64 when building the graph.
-    pad_row("wrap", tuple(d for d in ALL if d != "uint64"), PAD_EMPTY_ARRAY),
+    pad_row("wrap", tuple(d for d in ALL if d != "uint64"), PAD_EMPTY_ARRAY, accepts=nonempty),
     Row("unique", unique, uniques(), ALL)
     .xfail(backends=ORT_BACKENDS, dtypes=dtypes.FLOATS, blame=Blame.ONNXRUNTIME, when=has_nan,
            reason="ONNX Runtime's Unique mishandles nan (it drops other values); numpy.unique "
@@ -351,15 +476,21 @@ ROWS = [
            example=example([[np.nan], [np.nan]], params=[("flags", (True,) * 3), ("axis", 0)])),
     Row("nonzero", lambda x: pt.nonzero(x), nonzeros, ALL),
     Row("flatnonzero", pt.flatnonzero, nonzeros, ALL),
-    Row("broadcast_to", lambda x, shape: pt.broadcast_to(x, shape), broadcasts, ALL)
+    # In random graphs no operand has one element, so ALLOC_NEGATIVE_ZERO cannot show.
+    Row("broadcast_to", lambda x, shape: pt.broadcast_to(x, shape), broadcasts, ALL,
+        compose=Composes(domains=(ANY,), params=broadcast_targets, dtypes=ALL,
+                         shape=lambda shapes, params: params["shape"],
+                         accepts=lambda shape: math.prod(shape) != 1))
     .xfail(**ALLOC_NEGATIVE_ZERO, example=example(-0.0, params=[("shape", (3,))])),
-    Row("fill_diagonal", fill_diagonal, diagonals, ALL)
+    Row("fill_diagonal", cast_fill(fill_diagonal), diagonals, ALL,
+        compose=_fills(False, diagonal_fits))
     .xfail(backends=ONNX_BACKENDS, blame=Blame.CONVERTER, when=unequal_sides,
            reason="semantic gap: numpy.fill_diagonal raises on an N-d input with unequal "
                   "sides, ONNX cannot raise", match="pytensor-py raised ValueError",
            example=example(np.zeros((1, 2, 2)), 1)),
-    Row("fill_diagonal_offset", fill_diagonal_offset, functools.partial(diagonals, offset=True),
-        ALL)
+    Row("fill_diagonal_offset", cast_fill(fill_diagonal_offset),
+        functools.partial(diagonals, offset=True), ALL,
+        compose=_fills(True, lambda shape: len(shape) == 2))
     .xfail(backends=ONNX_BACKENDS, blame=Blame.PYTENSOR, when=offset_past_width,
            reason="PyTensor's fill_diagonal_offset with an offset past the last column writes "
                   "a stray element (its negative slice end wraps around)",

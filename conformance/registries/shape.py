@@ -263,6 +263,39 @@ def _shuffled(shapes, params) -> tuple:
     return tuple(1 if a == "x" else shape[a] for a in params["order"])
 
 
+@st.composite
+def _targets(draw, shape: tuple):
+    """A reshape target for an operand of ``shape``: up to 3 lengths of the same size, one
+    maybe -1 (not for a size-0 operand: PyTensor raises there, a record of the row)."""
+    size = math.prod(shape)
+    ndim = draw(st.integers(0 if size == 1 else 1, 3))
+    target = draw(_shapes_of_size(size, ndim, allow_minus_one=size > 0))
+    return (("shp", target), ("ndim", ndim))
+
+
+def _reshaped(shapes, params) -> tuple:
+    target = params["shp"]
+    known = math.prod(n for n in target if n != -1)
+    return tuple(math.prod(shapes[0]) // known if n == -1 else n for n in target)
+
+
+@st.composite
+def _patterns(draw, shape: tuple):
+    """A specify_shape pattern for an operand of ``shape``: each length given (a constant:
+    the rows' symbolic lengths are graph inputs) or left None."""
+    return (("pattern", tuple(n if draw(st.booleans()) else None for n in shape)),)
+
+
+def _axes(shape: tuple):
+    return st.sampled_from(range(-len(shape), len(shape))).map(lambda a: (("axis", a),))
+
+
+def _joined(shapes, params) -> tuple:
+    a, b = shapes
+    axis = params["axis"] % len(a)
+    return tuple(n + b[i] if i == axis else n for i, n in enumerate(a))
+
+
 # In random graphs shape results are int64 values later nodes may compute with.
 DIMSHUFFLES = Composes(domains=(ANY,), params=_orders, shape=_shuffled)
 SHAPES = Composes(domains=(ANY,), shape=lambda shapes, params: (len(shapes[0]),))
@@ -272,11 +305,24 @@ SHAPE_ENTRIES = Composes(
     shape=lambda shapes, params: (), accepts=lambda shape: len(shape) > 0)
 FLATTENS = Composes(domains=(ANY,), params=lambda shape: st.just((("target", (-1,)),)),
                     shape=lambda shapes, params: (math.prod(shapes[0]),))
+# Constant targets never put -1 on a size-0 operand, so the row's record cannot show.
+RESHAPES = Composes(domains=(ANY,), params=_targets, shape=_reshaped, dtypes=dtypes.ALL)
+SPECIFIES = Composes(domains=(ANY,), params=_patterns)
+# The tensor/scalar boundary takes 0-d operands only.
+SCALARS = Composes(domains=(ANY,), accepts=lambda shape: shape == ())
+SCALAR_PAIRS = Composes(domains=(ANY, ANY), accepts=lambda shape: shape == (),
+                        pairs=lambda a, b: b == ())
+VECTORS_OF_TWO = Composes(domains=(ANY, ANY), accepts=lambda shape: shape == (),
+                          pairs=lambda a, b: b == (), shape=lambda shapes, params: (2,))
+# Two pieces of one shape, joined along any of their axes.
+JOINS = Composes(domains=(ANY, ANY), params=_axes, shape=_joined,
+                 accepts=lambda shape: len(shape) > 0, pairs=lambda a, b: a == b)
 
 ROWS = [
     Row("dimshuffle", lambda x, order: x.dimshuffle(*order), dimshuffles, dtypes.ALL,
         compose=DIMSHUFFLES),
-    Row("reshape", lambda x, shp, ndim: pt.reshape(x, shp, ndim=ndim), reshapes, dtypes.ALL)
+    Row("reshape", lambda x, shp, ndim: pt.reshape(x, shp, ndim=ndim), reshapes, dtypes.ALL,
+        compose=RESHAPES)
     .xfail(backends=ORT_BACKENDS, blame=Blame.CONVERTER,
            reason="semantic gap: PyTensor raises on -1 with a size-0 input, ONNX cannot raise",
            match="but pytensor-py raised ValueError: cannot reshape", when=_ambiguous_reshape,
@@ -285,17 +331,17 @@ ROWS = [
         dtypes.ALL, compose=FLATTENS),
     Row("shape", pt.shape, ranks(), dtypes.ALL, compose=SHAPES),
     Row("shape_i", lambda x, i: Shape_i(i)(x), shape_entries, dtypes.ALL, compose=SHAPE_ENTRIES),
-    Row("specify_shape", _specify_shape, specified_shapes, dtypes.ALL),
-    Row("join", lambda *xs, axis: pt.join(axis, *xs), joins, dtypes.ALL),
+    Row("specify_shape", _specify_shape, specified_shapes, dtypes.ALL, compose=SPECIFIES),
+    Row("join", lambda *xs, axis: pt.join(axis, *xs), joins, dtypes.ALL, compose=JOINS),
     Row("split", lambda x, sizes, axis, n: pt.split(x, sizes, n_splits=n, axis=axis), splits,
         dtypes.ALL),
     Row("split_constant", lambda x, axis, sizes: pt.split(x, sizes, n_splits=len(sizes), axis=axis),
         constant_splits, dtypes.ALL),
     Row("make_vector", _make_vector, scalars(2, companions=MAKE_VECTOR_COMPANIONS),
-        dtypes.ALL),
+        dtypes.ALL, compose=VECTORS_OF_TWO),
     Row("scalar_from_tensor", lambda x: pt.tensor_from_scalar(pt.scalar_from_tensor(x)),
-        scalars(1), dtypes.ALL),
-    Row("scalar_add", _scalar_add, scalars(2), dtypes.ALL)
+        scalars(1), dtypes.ALL, compose=SCALARS),
+    Row("scalar_add", _scalar_add, scalars(2), dtypes.ALL, compose=SCALAR_PAIRS)
     .xfail(backends=(*ONNX_BACKENDS, "pytensor-c"), dtypes=dtypes.FLOATS, blame=Blame.PYTENSOR,
            reason="Python scalar Add is sum(inputs), which starts at int 0: -0.0 + -0.0 = 0.0",
            match=r"=-0\.0 but pytensor-py=0\.0 \(sign of zero", example=fixed(-0.0, -0.0),

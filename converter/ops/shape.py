@@ -92,10 +92,12 @@ def _specify_shape(op, ctx: Context, node):
 
 @convert_op.register(Join)
 def _join(op, ctx: Context, node):
-    """Concat; PyTensor's axis is an input, so it must be a constant."""
+    """Concat; PyTensor's axis is an input, so it must be a constant. PyTensor joins pieces
+    of mixed dtypes in their upcast dtype, Concat only pieces of one type: each is cast."""
     axis_var, *tensors = node.inputs
     axis = _constant_axis(op, node, axis_var, tensors[0].type.ndim)
-    names = [ctx.name_of(t) for t in tensors]
+    out_dtype = node.outputs[0].type.dtype
+    names = [ctx.cast(ctx.name_of(t), t.type.dtype, out_dtype) for t in tensors]
     if len(names) == 1:
         return [ctx.add("Identity", names)]
     return [ctx.add("Concat", names, axis=axis)]
