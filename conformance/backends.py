@@ -6,6 +6,7 @@ A backend knows nothing of the others. ``Graph`` is the one place where derived 
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,17 @@ class Graph:
     _models: dict = field(default_factory=dict)
     _runners: dict = field(default_factory=dict)
     _functions: dict = field(default_factory=dict)
+
+    @functools.cached_property
+    def computed_floats(self) -> tuple[np.dtype, ...]:
+        """The float dtypes of every value the graph computes (not its inputs), found once
+        per graph rather than on every example that is judged with them."""
+        try:
+            from pytensor.graph.traversal import ancestors
+        except ImportError:  # PyTensor 2.38
+            from pytensor.graph.basic import ancestors
+        return tuple(np.dtype(v.type.dtype) for v in ancestors(self.outputs)
+                     if v.owner is not None and getattr(v.type, "dtype", "").startswith("float"))
 
     def coverage(self, opset: int) -> dict:
         """The op kinds in the graph and the ONNX operators of its model (if it converted)."""

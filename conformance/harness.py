@@ -8,7 +8,6 @@ import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
 import onnx
 
 from conformance import upstream_script
@@ -173,7 +172,7 @@ def tolerance_for(spec: Spec, expected, graph: Graph | None = None):
     in float16 survives a cast to float64, and one output of a random graph may be float32
     beside a float64 one), else for the widest float the reference returned (an int8 dot
     gives float32); integer and bool outputs are exact whatever the tolerance says."""
-    computed = _computed_floats(graph.outputs) if graph is not None else []
+    computed = graph.computed_floats if graph is not None else ()
     floats = [] if isinstance(expected, BaseException) else [
         o.dtype for o in expected if o.dtype.kind == "f"]
     if computed:
@@ -181,15 +180,6 @@ def tolerance_for(spec: Spec, expected, graph: Graph | None = None):
     else:
         dtype = max(floats, key=lambda d: d.itemsize).name if floats else spec.dtype
     return spec.row.tolerance(dtype)
-
-
-def _computed_floats(outputs) -> list[np.dtype]:
-    try:
-        from pytensor.graph.traversal import ancestors
-    except ImportError:  # PyTensor 2.38
-        from pytensor.graph.basic import ancestors
-    return [np.dtype(v.type.dtype) for v in ancestors(outputs)
-            if v.owner is not None and getattr(v.type, "dtype", "").startswith("float")]
 
 
 def build_graph(row: Row, case: Case):
