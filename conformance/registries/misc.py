@@ -182,6 +182,18 @@ PAD_REFLECT_UNIT = {
 }
 
 
+
+def c_divides_by_zero(when, divisor: str, values) -> dict:
+    """PyTensor's C backend raises on the padding's integer division by ``divisor`` (0
+    here), where its Python linker's numpy division gives 0 and the result comes out right."""
+    return {
+        "backends": ("pytensor-c",), "blame": Blame.PYTENSOR, "when": when,
+        "reason": f"C integer division by {divisor} (0 here) raises ZeroDivisionError; "
+                  "the Python linker gets 0 from numpy and pads correctly",
+        "match": "pytensor-c raised ZeroDivisionError",
+        "example": example(values, [[0, 0]], dtypes_=(None, "int64")),
+    }
+
 def reference_gather(widths) -> dict:
     """The converted pad raises through an out-of-range Gather; the reference evaluator
     skips that check when the Gather's output is empty."""
@@ -460,10 +472,15 @@ ROWS = [
     pad_row("constant", ALL, accepts=has_axes, constant_values=(0, (1, 2))),
     pad_row("edge", ALL, PAD_EDGE_EMPTY, reference_gather([[0, 0], [1, 0]]), accepts=has_axes),
     pad_row("reflect", ALL, PAD_EMPTY_ARRAY, PAD_REFLECT_UNIT, reference_gather([[0, 0], [2, 2]]),
-            accepts=reflectable),
-    pad_row("symmetric", ALL, PAD_EMPTY_ARRAY, accepts=reflectable),
+            c_divides_by_zero(pads_unit_axis, "the axis length - 1", [7]), accepts=reflectable),
+    pad_row("symmetric", ALL, PAD_EMPTY_ARRAY,
+            c_divides_by_zero(pads_empty_array, "the axis length", []), accepts=reflectable),
     # PyTensor's wrap padding repeats x, and repeat refuses uint64 when building the graph.
-    pad_row("wrap", tuple(d for d in ALL if d != "uint64"), PAD_EMPTY_ARRAY, accepts=nonempty),
+    pad_row("wrap", tuple(d for d in ALL if d != "uint64"), PAD_EMPTY_ARRAY,
+            c_divides_by_zero(pads_empty_array, "the axis length", []),
+            # its inner graph tiles a one-element x through Alloc
+            {**ALLOC_NEGATIVE_ZERO, "example": example([-0.0], [[0, 0]], dtypes_=(None, "int64"))},
+            accepts=nonempty),
     Row("unique", unique, uniques(), ALL)
     .xfail(backends=ORT_BACKENDS, dtypes=dtypes.FLOATS, blame=Blame.ONNXRUNTIME, when=has_nan,
            reason="ONNX Runtime's Unique mishandles nan (it drops other values); numpy.unique "

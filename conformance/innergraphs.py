@@ -1,0 +1,51 @@
+"""Inner graphs (OpFromGraph, Scan) compiled the way their outer graph is.
+
+An inner graph is compiled when its op first runs, in PyTensor's default mode unless the op
+names another, and the outer function's mode does not reach it.
+"""
+
+from __future__ import annotations
+
+
+def without_inner_rewrites(outputs: list, linker: str) -> list:
+    """``outputs`` recomputed with every inner graph (OpFromGraph, Scan) run by ``linker``
+    without rewrites, as the outer graph is by the unoptimized backends.
+
+    Left alone, those ops compile their inner graph in PyTensor's default mode (C linker, all
+    rewrites) whatever the outer mode: the Python reference and the C backend would share one
+    inner function, so they could never disagree there, and each layout of a padded or
+    softmaxed input would cost C modules that judge nothing. The outer graph is cloned and
+    its inner-graph ops are copies, so the graph other backends compile is untouched."""
+    from copy import copy
+
+    from pytensor.compile.builders import OpFromGraph
+    from pytensor.compile.mode import Mode
+    from pytensor.graph.basic import clone_get_equiv
+    from pytensor.scan.op import Scan
+
+    try:
+        from pytensor.graph.traversal import io_toposort
+    except ImportError:  # PyTensor 2.38
+        from pytensor.graph.basic import io_toposort
+
+    mode = Mode(linker=linker, optimizer=None)
+
+    def patch(nodes) -> None:
+        for node in nodes:
+            if isinstance(node.op, OpFromGraph | Scan):
+                op = copy(node.op)
+                op.fgraph = node.op.fgraph.clone(clone_inner_graphs=True)
+                patch(op.fgraph.toposort())
+                op._fn = None
+                if isinstance(op, Scan):
+                    op.mode = mode
+                else:
+                    op.kwargs = {**op.kwargs, "mode": mode}
+                node.op = op
+
+    if not any(isinstance(n.op, OpFromGraph | Scan) for n in io_toposort([], outputs)):
+        return outputs
+    equiv = clone_get_equiv([], outputs, copy_inputs=False, copy_orphans=False)
+    cloned = [equiv[o] for o in outputs]
+    patch(io_toposort([], cloned))
+    return cloned
