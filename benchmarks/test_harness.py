@@ -11,9 +11,14 @@ from onnx.reference import ReferenceEvaluator
 
 import converter
 from benchmarks.graphs import HARNESS_CASES, ort_session
-from conformance.backends import BACKENDS, DEFAULT_BACKENDS
+from conformance.backends import BACKENDS
 from conformance.harness import Harness, Spec
 from conformance.registries import row_named
+
+
+#: the backends the bare loop calls (the optimized-graph pair of the default run is left out:
+#: it would time PyTensor's rewrites and a second session, not the harness)
+TIMED = ("pytensor-py", "pytensor-c", "onnxruntime", "onnx-reference")
 
 
 def _bare_loop(graph, opset: int, values):
@@ -38,9 +43,8 @@ def _runners_loop(graph, opset: int, backends, values):
 @pytest.mark.parametrize("how", ["harness", "runners", "bare"])
 @pytest.mark.parametrize("case_name", HARNESS_CASES)
 def test_harness_overhead(benchmark, case_name, how):
-    assert DEFAULT_BACKENDS == ("pytensor-py", "pytensor-c", "onnxruntime", "onnx-reference")
     row_name, dtype, make_case = HARNESS_CASES[case_name]
-    spec = Spec(row_named(row_name), dtype, converter.default_opset(), DEFAULT_BACKENDS)
+    spec = Spec(row_named(row_name), dtype, converter.default_opset(), TIMED)
     case = make_case(dtype)
     harness = Harness(converter.to_onnx)
     outcome = harness.run(spec, case)  # prepares and compiles everything once

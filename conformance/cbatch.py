@@ -12,6 +12,9 @@ raise), so a member's result and error are its own. Where the whole-graph linker
 compile a chunk (an op without C code) or a member's own values raise, those members fall
 back to one cvm function each, as the unbatched backend compiles them; graphs the whole-graph
 linker cannot take at all (no C code for a node, scalar intermediates) are never batched.
+
+With an optimizer (``fast_run`` for ``pytensor-c-opt``) the batch graph is rewritten as one:
+members share no variables, so the rewrites act within each member as they would alone.
 """
 
 from __future__ import annotations
@@ -38,14 +41,15 @@ class Member:
     values: Sequence[np.ndarray]
 
 
-def _compile(inputs, outputs, linker: str):
+def _compile(inputs, outputs, linker: str, optimizer: str | None = None):
     import pytensor
     from pytensor.compile.mode import Mode
 
-    outputs = without_inner_rewrites(outputs, "cvm")
+    if optimizer is None:
+        outputs = without_inner_rewrites(outputs, "cvm")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # BLAS-fallback advice on pip installs
-        return pytensor.function(inputs, outputs, mode=Mode(linker=linker, optimizer=None),
+        return pytensor.function(inputs, outputs, mode=Mode(linker=linker, optimizer=optimizer),
                                  on_unused_input="ignore")
 
 
@@ -93,8 +97,9 @@ def _as_declared(outputs, variables) -> bool:
 class _Chunk:
     """Members compiled together; ``fn`` is None until the first run."""
 
-    def __init__(self, members: list[Member], batched: bool = True):
-        self.members = members
+    def __init__(self, members: list[Member], batched: bool = True,
+                 optimizer: str | None = None):
+        self.members, self.optimizer = members, optimizer
         self.fn = None if batched else False
         self.alone: dict[Hashable, object] = {}  # fallback: one cvm function per member
 
@@ -102,7 +107,7 @@ class _Chunk:
         inputs = [i for m in self.members for i in m.inputs]
         outputs = [o for m in self.members for o in m.outputs]
         try:
-            fn = _compile(inputs, outputs, "c")
+            fn = _compile(inputs, outputs, "c", self.optimizer)
             results = _call(fn, [v for m in self.members for v in m.values])
             if not _as_declared(results, outputs):
                 fn = None
@@ -117,7 +122,7 @@ class _Chunk:
         if self.fn is False:
             member = next(m for m in self.members if m.key == key)
             if key not in self.alone:
-                self.alone[key] = _compile(member.inputs, member.outputs, "cvm")
+                self.alone[key] = _compile(member.inputs, member.outputs, "cvm", self.optimizer)
             return _call(self.alone[key], values)
         feed, start, stop = [], 0, 0
         for m in self.members:
@@ -134,7 +139,8 @@ class Batch:
     """Members grouped into chunks of at most :data:`MAX_NODES` nodes, in the given order (so
     the same members always make the same modules, which the compile cache then serves)."""
 
-    def __init__(self, members: Sequence[Member]):
+    def __init__(self, members: Sequence[Member], optimizer: str | None = None):
+        self.optimizer = optimizer  # a PyTensor rewrite set, as Mode(optimizer=...) takes it
         self._chunk_of: dict[Hashable, _Chunk] = {}
         group: list[Member] = []
         size = 0
@@ -152,7 +158,7 @@ class Batch:
             self._close(group)
 
     def _close(self, group: list[Member], batched: bool = True) -> None:
-        chunk = _Chunk(group, batched)
+        chunk = _Chunk(group, batched, self.optimizer)
         for m in group:
             self._chunk_of[m.key] = chunk
 

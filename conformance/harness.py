@@ -235,7 +235,8 @@ class Harness:
         self._row: str | None = None
         self._graphs: dict[tuple, Graph] = {}
         self._canonical: dict[str, Case] | None = None
-        self._batch: Batch | None = None
+        self._members: dict[tuple, Member] | None = None
+        self._batches: dict[str, Batch] = {}
 
     def start(self, spec: Spec) -> None:
         """Called before each test: a new row releases everything the last one built."""
@@ -244,7 +245,8 @@ class Harness:
         self._row = spec.row.name
         self._graphs.clear()
         self._canonical = None
-        self._batch = None
+        self._members = None
+        self._batches.clear()
         gc.collect()  # compiled functions and sessions sit in reference cycles
 
     def canonical(self, spec: Spec) -> Case | None:
@@ -254,24 +256,32 @@ class Harness:
             self._canonical = canonical_cases(spec.row.cases, spec.row.dtypes)
         return self._canonical.get(spec.dtype)
 
-    def _c_batch(self, spec: Spec) -> Batch:
-        """The row's batch: at each dtype its canonical case and the examples of records that
-        name a batched backend (so that a fix upstream is still noticed there)."""
-        if self._batch is None:
+    def _canonical_members(self, spec: Spec) -> dict[tuple, Member]:
+        """What the canonical-only backends judge in this row, by (dtype, layout): at each
+        dtype its canonical case and the examples of records that name such a backend (so
+        that a fix upstream is still noticed there). Built once per row."""
+        if self._members is None:
             self.canonical(spec)
-            batched = {name for name, b in BACKENDS.items() if b.batched}
+            chosen = {name for name, b in BACKENDS.items() if b.canonical_only}
             members: dict[tuple, Member] = {}
             for dtype in spec.row.dtypes:
                 cases = [self._canonical[dtype]] if dtype in self._canonical else []
                 cases += [k.example(dtype) for k in spec.row.known_for(dtype)
-                          if batched & set(k.backends)]
+                          if chosen & set(k.backends)]
                 for case in cases:
                     key = (dtype, case.graph_key())
                     if key not in members:
                         inputs, outputs = build_graph(spec.row, case)
                         members[key] = Member(key, inputs, outputs, case.values)
-            self._batch = Batch(list(members.values()))
-        return self._batch
+            self._members = members
+        return self._members
+
+    def _c_batch(self, spec: Spec, backend: Backend) -> Batch:
+        """The row's batch of canonical members for ``backend``, compiled with its rewrites."""
+        if backend.name not in self._batches:
+            self._batches[backend.name] = Batch(list(self._canonical_members(spec).values()),
+                                                optimizer=backend.optimizer)
+        return self._batches[backend.name]
 
     def graph(self, spec: Spec, case: Case) -> Graph:
         """The case's graph (cached per layout); isolated, its model comes from the child."""
@@ -285,11 +295,11 @@ class Harness:
         return self._graphs[key]
 
     def _compares(self, backend: Backend, spec: Spec, case: Case) -> bool:
-        """Whether ``backend`` judges ``case``: a batched backend only the layouts in its
-        row's batch (canonical cases, records' examples), unless every layout was asked for."""
-        if not backend.batched or self.c_all_layouts:
+        """Whether ``backend`` judges ``case``: a canonical-only backend only the layouts of
+        its row's canonical cases and records' examples, unless every layout was asked for."""
+        if not backend.canonical_only or self.c_all_layouts:
             return True
-        return (spec.dtype, case.graph_key()) in self._c_batch(spec)
+        return (spec.dtype, case.graph_key()) in self._canonical_members(spec)
 
     def _run(self, graph: Graph, backend: Backend, spec: Spec, case: Case) -> object:
         values = [v.copy() for v in case.values]
@@ -299,7 +309,7 @@ class Harness:
                     graph.onnx_model(spec.opset)
                 return self.isolated.run(backend.name, spec.opset, recipe(spec, case), values)
             if backend.batched and not self.c_all_layouts:
-                return self._c_batch(spec).run((spec.dtype, case.graph_key()), values)
+                return self._c_batch(spec, backend).run((spec.dtype, case.graph_key()), values)
             return graph.runner(backend, spec.opset)(values)
         except HarnessFailed:
             raise

@@ -201,6 +201,19 @@ def float16_body_needs_rounding(case) -> bool:
     return bool((~np.isclose(narrow, wide.astype(np.float64), rtol=1e-3, equal_nan=True)).any())
 
 
+def float16_mixed_sign_flips(case) -> bool:
+    """composite_multi's third output computed in float32 and rounded once to float16 is a
+    zero of the other sign than float16 arithmetic gives (a cancellation to a tiny value)."""
+    x, y = np.broadcast_arrays(*case.values)
+    if x.dtype != np.float16:
+        return False
+    with np.errstate(all="ignore"):
+        narrow = np.log1p(x * y) + (y / np.float16(0.5)).astype(np.float16)
+        x32, y32 = x.astype(np.float32), y.astype(np.float32)
+        wide = (np.log1p(x32 * y32) + y32 / np.float32(0.5)).astype(np.float16)
+    return bool(((narrow == 0) & (wide == 0) & (np.signbit(narrow) != np.signbit(wide))).any())
+
+
 def float16_intermediate_overflows(case) -> bool:
     """composite_multi's x * y or y / 0.5 leaves float16's range (then only float16
     rounding of the intermediate gives PyTensor's inf or nan)."""
@@ -321,5 +334,10 @@ ROWS = [
     .xfail(backends=ORT_BACKENDS, dtypes=("float16",), blame=Blame.ONNXRUNTIME,
            reason="float16 node chains run in float32, so float16 intermediates never overflow",
            match="abs err", when=float16_intermediate_overflows,
-           example=fixed(-np.inf, -65504.0)),
+           example=fixed(-np.inf, -65504.0))
+    .xfail(backends=ORT_BACKENDS, dtypes=("float16",), blame=Blame.ONNXRUNTIME,
+           reason="the float16 chain runs in float32 and is rounded once: "
+                  "log1p(x * y) + y / 0.5 cancels to a tiny negative, -0.0, not float16's +0.0",
+           match=r"\(sign of zero differs\)", when=float16_mixed_sign_flips,
+           example=fixed(-2.0, 2.0**-14)),
 ]

@@ -140,6 +140,24 @@ def _py_opposite_zeros(op: str):
             "example": fixed([0.0, -0.0], params=[("axis", -1)])}
 
 
+def ort131_uint32(op: str, example, match: str = "exact match required"):
+    return {"backends": ORT_BACKENDS, "dtypes": ("uint32",), "blame": Blame.ONNXRUNTIME,
+            "versions": "onnxruntime<1.32", "cause": "ort-reduce-uint32-signed",
+            "reason": f"{op}: ONNX Runtime 1.31's uint32 ReduceMax/ReduceMin compare as int32 "
+                      "from four elements on, so 2**31 and up count as negative",
+            "match": match, "when": lambda case: bool((case.values[0] >= 2**31).any()),
+            "example": example}
+
+
+def _ort_float16_zeros(op: str, example):
+    return {"backends": ORT_BACKENDS, "dtypes": ("float16",), "blame": Blame.ONNXRUNTIME,
+            "cause": "ort-reduce-float16-zero-sign",
+            "reason": f"float16 {op} of opposite zeros from four elements on returns the "
+                      "other zero than numpy's first-wins",
+            "match": r"\(sign of zero differs\)", "when": has_opposite_zeros,
+            "example": example}
+
+
 def _c_wraps(op: str, example):
     return {"backends": ("pytensor-c",), "dtypes": ("int64", "uint64"), "blame": Blame.PYTENSOR,
             "reason": f"{op}'s C code goes through double: 64-bit extremes come back wrapped",
@@ -236,7 +254,10 @@ ROWS = [
     .xfail(**c_0d("Max"))
     .xfail(**_c_wraps("Max", fixed([2**63 - 1], params=AXIS_NONE)))
     .xfail(**_ort_nan_dropped("ReduceMax", fixed([math.inf, math.nan], params=[("axis", -1)])))
-    .xfail(**_py_opposite_zeros("Max")),
+    .xfail(**_py_opposite_zeros("Max"))
+    .xfail(**ort131_uint32("ReduceMax", fixed([2**32 - 1, 0, 0, 0], params=[("axis", -1)])))
+    .xfail(**_ort_float16_zeros("ReduceMax",
+                                fixed([-1.0, 0.0, -0.0, -0.0], params=AXIS_NONE))),
     Row("min", lambda x, axis: pt.min(x, axis=axis), axis_cases(), ALL,
         compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
     .xfail(**_semantic_gap_empty("min"))
@@ -244,7 +265,10 @@ ROWS = [
     .xfail(**_c_wraps("Min", lambda d: fixed([2**63 - 1] if d == "int64" else [2**63 + 1, 5],
                                              params=AXIS_NONE)(d)))
     .xfail(**_ort_nan_dropped("ReduceMin", fixed([-math.inf, math.nan], params=[("axis", -1)])))
-    .xfail(**_py_opposite_zeros("Min")),
+    .xfail(**_py_opposite_zeros("Min"))
+    .xfail(**ort131_uint32("ReduceMin", fixed([0] + [2**32 - 1] * 3, params=[("axis", -1)])))
+    .xfail(**_ort_float16_zeros("ReduceMin",
+                                fixed([1.0, -0.0, 0.0, 0.0], params=AXIS_NONE))),
     Row("all", lambda x, axis: pt.all(x, axis=axis), axis_cases(), ALL,
         compose=reduces()),
     Row("any", lambda x, axis: pt.any(x, axis=axis), axis_cases(), ALL,
