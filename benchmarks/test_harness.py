@@ -15,7 +15,6 @@ from conformance.backends import BACKENDS
 from conformance.harness import Harness, Spec
 from conformance.registries import row_named
 
-
 #: the backends the bare loop calls (the optimized-graph pair of the default run is left out:
 #: it would time PyTensor's rewrites and a second session, not the harness)
 TIMED = ("pytensor-py", "pytensor-c", "onnxruntime", "onnx-reference")

@@ -240,4 +240,5 @@ BACKENDS: dict[str, Backend] = {
         RewrittenGraphBackend("onnxruntime-rewritten"),
     )
 }
-DEFAULT_BACKENDS = ("pytensor-py", "pytensor-c", "onnxruntime", "onnx-reference")
+DEFAULT_BACKENDS = ("pytensor-py", "pytensor-c", "pytensor-c-opt", "onnxruntime",
+                    "onnx-reference", "onnxruntime-rewritten")

@@ -267,6 +267,9 @@ class Row:
 
 ORT_BACKENDS = ("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten")
 ONNX_BACKENDS = (*ORT_BACKENDS, "onnx-reference")
+#: PyTensor's C code, without and with its default rewrites: a bug in an op's C code shows on
+#: both unless a rewrite removes the op
+C_BACKENDS = ("pytensor-c", "pytensor-c-opt")
 
 
 ALL_DTYPES = (

@@ -65,6 +65,10 @@ CAUSES = {
     "ort-reduce-float16-zero-sign":
         "float16 ReduceMax and ReduceMin of opposite zeros from four elements on return the "
         "zero numpy does not (numpy: the first)",
+    "min-as-negated-max":
+        "pt.min of a signed integer tensor is built as -max(-x), which wraps at the dtype's "
+        "minimum: min([0, -128]) of int8 is 0 (the default rewrites turn the graph into a Min "
+        "and get -128)",
     "careduce-c-0d":
         "Max's and Min's C code generation fails for a 0-d input (NonZeroDimsCAReduce._c_all "
         "unpacks the five code parts Elemwise._c_all gives for a reduction over no axis into "

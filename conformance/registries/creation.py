@@ -13,7 +13,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from conformance.registries.shape import ranks
-from conformance.registry import ONNX_BACKENDS, Blame, Case, Composes, Row
+from conformance.registry import C_BACKENDS, ONNX_BACKENDS, Blame, Case, Composes, Row
 from conformance.strategies import ANY, FINITE, NONZERO, Domain, arrays, dtypes, elements
 
 
@@ -36,7 +36,7 @@ def is_negative_zero(v) -> bool:
 # Alloc.perform fills from np.zeros when the value is a size-1 zero, so -0.0 turns into +0.0
 # (its C code, numpy's broadcast_to and ONNX Expand keep -0.0); broadcast_to builds Alloc.
 ALLOC_NEGATIVE_ZERO = {
-    "backends": ("pytensor-c", *ONNX_BACKENDS),
+    "backends": (*C_BACKENDS, *ONNX_BACKENDS),
     "dtypes": dtypes.FLOATS, "blame": Blame.PYTENSOR, "cause": "alloc-perform-zero-value",
     "reason": "Alloc.perform fills a size-1 zero value with np.zeros: -0.0 comes out +0.0",
     "match": r"=-0\.0 but pytensor-py=0\.0 \(sign of zero",
@@ -205,7 +205,7 @@ ROWS = [
     Row("alloc_empty", lambda *shape, dtype: pt.empty(shape, dtype=dtype), shapes_for,
         dtypes.ALL, compare_values=False),
     Row("arange", pt.arange, aranges, dtypes.ALL)
-    .xfail(backends=("pytensor-c", "pytensor-c-opt"), dtypes=("int64", "uint64"),
+    .xfail(backends=C_BACKENDS, dtypes=("int64", "uint64"),
            blame=Blame.PYTENSOR,
            reason="ARange's C code reads start/stop/step as double: 64-bit ints above 2**53 round",
            match=r"out\.shape=|exact match required|OverflowError", when=_beyond_double,

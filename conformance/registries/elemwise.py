@@ -11,7 +11,7 @@ import pytensor.tensor as pt
 from hypothesis import strategies as st
 from pytensor.tensor.elemwise import Elemwise
 
-from conformance.registry import ONNX_BACKENDS, ORT_BACKENDS, Blame, Case, Composes, Row
+from conformance.registry import C_BACKENDS, ONNX_BACKENDS, ORT_BACKENDS, Blame, Case, Composes, Row
 from conformance.strategies import ANY, Domain, arrays, broadcast_shapes, dtypes, elemwise, fixed
 
 FLOATS, NUMERIC, ALL = dtypes.FLOATS, dtypes.NUMERIC, dtypes.ALL
@@ -20,7 +20,7 @@ WIDE_INTS = ("int64", "uint64")
 
 # PyTensor's C maximum/minimum go through double, so 64-bit integers above 2**53 round.
 C_MINMAX_ROUNDS = {
-    "backends": ("pytensor-c",), "dtypes": WIDE_INTS, "blame": Blame.PYTENSOR,
+    "backends": C_BACKENDS, "dtypes": WIDE_INTS, "blame": Blame.PYTENSOR,
     "reason": "C maximum/minimum compute 64-bit integers through double, losing low bits",
     "cause": "maximum-minimum-c-double",
     "match": "exact match required",
@@ -32,7 +32,7 @@ ORT_MINMAX_INT64 = {
     "cause": "eigen-sse2-int64-compare",
     "match": "exact match required", "versions": "onnxruntime<1.32",
 }
-ALL_BACKENDS = ("pytensor-c", *ONNX_BACKENDS)
+ALL_BACKENDS = (*C_BACKENDS, *ONNX_BACKENDS)
 
 
 def pairs_opposite_zeros(case) -> bool:
@@ -51,7 +51,7 @@ ORT_MINMAX_ZERO = {
     "example": fixed(0.0, -0.0),
 }
 PY_MINMAX_ZERO = {
-    "backends": ("pytensor-c", *ORT_BACKENDS), "dtypes": ("float32", "float64"),
+    "backends": (*C_BACKENDS, *ORT_BACKENDS), "dtypes": ("float32", "float64"),
     "blame": Blame.PYTENSOR, "cause": "numpy-minmax-opposite-zeros",
     "reason": "Python linker's float32/64 maximum/minimum (numpy's SIMD loops) return x2 of "
               "two opposite zeros; C code and numpy's docs x1",
@@ -62,7 +62,8 @@ PY_MINMAX_ZERO = {
 MINMAX_COMPOSES = Composes(domains=(ANY, ANY), dtypes=tuple(d for d in ALL if d not in WIDE_INTS))
 # ONNX Runtime's optimized Where returns +0.0 where it selects a -0.0 (found by the grid).
 ORT_WHERE_ZERO_SIGN = {
-    "backends": ("onnxruntime",), "dtypes": FLOATS, "blame": Blame.ONNXRUNTIME,
+    "backends": ("onnxruntime", "onnxruntime-rewritten"), "dtypes": FLOATS,
+    "blame": Blame.ONNXRUNTIME,
     "reason": "Where (after graph optimization) returns +0.0 where it selects a -0.0",
     "match": r"=0\.0 but pytensor-py=-0\.0 \(sign of zero differs\)",
     "when": lambda case: any(bool(((v == 0) & np.signbit(v)).any()) for v in case.values),
@@ -320,7 +321,7 @@ ROWS = [
     # too, or a float32 one would show the C record below.
     Row("mul_int32_and", pt.mul, mixed("int32", ANY, ANY), FLOATS,
         compose=mixed_graphs("int32", 2, dtypes=("float64",), others="float64"))
-    .xfail(backends=("pytensor-c",), dtypes=("float32",), blame=Blame.PYTENSOR,
+    .xfail(backends=C_BACKENDS, dtypes=("float32",), blame=Blame.PYTENSOR,
            reason="C multiplies int32 by float32 in float32, not in the float64 result dtype",
            match="abs err", when=float32_product_differs,
            example=fixed_mixed("int32", 2, 3e38)),
@@ -335,7 +336,7 @@ ROWS = [
     # uint32, so the C record below cannot show.
     Row("lt_int8_and", pt.lt, mixed("int8", ANY, ANY), ("uint8", "uint32", "float32"),
         compose=mixed_graphs("int8", 2, dtypes=("uint8", "uint32", "float32")))
-    .xfail(backends=("pytensor-c",), dtypes=("uint32",), blame=Blame.PYTENSOR,
+    .xfail(backends=C_BACKENDS, dtypes=("uint32",), blame=Blame.PYTENSOR,
            reason="C compares int8 with uint32 as unsigned (C's promotion), not as int64",
            match="exact match required", when=lambda case: bool((case.values[0] < 0).any()),
            example=fixed_mixed("int8", -1, 0)),
@@ -343,7 +344,6 @@ ROWS = [
         compose=mixed_graphs("bool", 2)),
     Row("switch_int8_cond", pt.switch, mixed("int8", ANY, ANY, ANY), ("float32",),
         compose=mixed_graphs("int8", 3))
-    .xfail(**{**ORT_WHERE_ZERO_SIGN, "backends": ("onnxruntime", "onnxruntime-rewritten"),
-              "dtypes": ("float32",)},
+    .xfail(**{**ORT_WHERE_ZERO_SIGN, "dtypes": ("float32",)},
            example=fixed_mixed("int8", 0, 0.0, -0.0)),
 ]

@@ -11,7 +11,7 @@ import pytensor.tensor as pt
 from pytensor.tensor import special
 from pytensor.tensor.elemwise import Elemwise
 
-from conformance.registry import ONNX_BACKENDS, ORT_BACKENDS, Blame, Composes, Row, Tol
+from conformance.registry import C_BACKENDS, ONNX_BACKENDS, ORT_BACKENDS, Blame, Composes, Row, Tol
 from conformance.strategies import ANY, Domain, dtypes, elemwise, fixed
 from conformance.strategies.graphs import well_conditioned
 
@@ -128,13 +128,13 @@ def power_leaves(work: str | None):
 
 
 C_INT_MIN_NEGATED = {
-    "backends": ("pytensor-c",), "dtypes": ("int32", "int64"), "blame": Blame.PYTENSOR,
+    "backends": C_BACKENDS, "dtypes": ("int32", "int64"), "blame": Blame.PYTENSOR,
     "reason": "C IntDiv/Mod negate a negative x first, which overflows for the minimum",
     "match": "exact match required", "when": has_int_min,
     "example": lambda d: fixed(np.iinfo(d).min, 3)(d),
 }
 OVERFLOWS_IN_PYTHON = {
-    "backends": ("pytensor-c", *ONNX_BACKENDS), "dtypes": dtypes.INTS, "blame": Blame.PYTENSOR,
+    "backends": (*C_BACKENDS, *ONNX_BACKENDS), "dtypes": dtypes.INTS, "blame": Blame.PYTENSOR,
     "reason": "Python linker runs Composite on Python ints: OverflowError where C wraps",
     "cause": "elemwise-py-frompyfunc",
     "match": "OverflowError", "example": lambda d: fixed(0, np.iinfo(d).max)(d),
@@ -142,7 +142,7 @@ OVERFLOWS_IN_PYTHON = {
 
 
 C_INT_DIV_BY_ZERO = {
-    "backends": ("pytensor-c",), "dtypes": LOGIC, "blame": Blame.PYTENSOR,
+    "backends": C_BACKENDS, "dtypes": LOGIC, "blame": Blame.PYTENSOR,
     "reason": "C linker raises ZeroDivisionError for integer division by 0; Python gives 0",
     "match": "ZeroDivisionError", "when": int_divides_by_zero,
 }
@@ -276,29 +276,29 @@ ROWS = [
     unary("floor", pt.floor),
     unary("ceil", pt.ceil),
     unary("trunc", pt.trunc)
-    .xfail(backends=("pytensor-c",), dtypes=("int32", "int64"), blame=Blame.PYTENSOR,
+    .xfail(backends=C_BACKENDS, dtypes=("int32", "int64"), blame=Blame.PYTENSOR,
            reason="C Trunc is -floor(-x) for negative x, and -x overflows for the minimum",
            match="abs err", when=has_int_min, example=lambda d: fixed(np.iinfo(d).min)(d)),
     unary("round_half_to_even", pt.round_half_to_even, dtypes_=FLOATS)
-    .xfail(backends=("pytensor-c",), dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
+    .xfail(backends=C_BACKENDS, dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
            reason="C round_half_to_even gives +0.0 for -0.5 <= x < 0 (numpy's round: -0.0)",
            match=SIGN_OF_ZERO, when=rounds_to_negative_zero, example=fixed(-0.25)),
     unary("round_half_away_from_zero", pt.round_half_away_from_zero, dtypes_=FLOATS)
-    .xfail(backends=(*ONNX_BACKENDS, "pytensor-c"), blame=Blame.PYTENSOR,
+    .xfail(backends=(*ONNX_BACKENDS, *C_BACKENDS), blame=Blame.PYTENSOR,
            reason="Python round_half_away_from_zero(+0.0) is ceil(0.0 - 0.5) = -0.0 (C: +0.0)",
            match=r"=0\.0 but pytensor-py=-0\.0 \(sign of zero", when=has_positive_zero,
            example=fixed(0.0))
-    .xfail(backends=(*ONNX_BACKENDS, "pytensor-c"), dtypes=("float64",), blame=Blame.PYTENSOR,
+    .xfail(backends=(*ONNX_BACKENDS, *C_BACKENDS), dtypes=("float64",), blame=Blame.PYTENSOR,
            reason="Python round_half_away_from_zero is floor(x + 0.5): 0.49999999999999994 -> 1",
            match="abs err", when=py_round_is_wrong, example=fixed(0.49999999999999994)),
     Row("int_div", pt.int_div, divisions, ALL, compose=DIVISIONS)
     .xfail(**C_INT_DIV_BY_ZERO, example=fixed(1, 0)).xfail(**C_INT_MIN_NEGATED)
-    .xfail(backends=("pytensor-c",), dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
+    .xfail(backends=C_BACKENDS, dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
            reason="C IntDiv on floats is floor(x / y); numpy's floor_divide gives 1 // 0.1 == 9",
            match="abs err", when=float_floor_div_differs, example=fixed(1.0, 0.1)),
     Row("mod", pt.mod, divisions, ALL, compose=DIVISIONS)
     .xfail(**C_INT_DIV_BY_ZERO, example=fixed(1, 0)).xfail(**C_INT_MIN_NEGATED)
-    .xfail(backends=("pytensor-c",), dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
+    .xfail(backends=C_BACKENDS, dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
            reason="C float mod's zero remainders miss the divisor's sign (numpy's) for -0.0 % 1 "
                   "and x >= 0 % y < 0",
            match=SIGN_OF_ZERO, when=c_remainder_zero_sign_differs, example=fixed(0.0, -1.0)),
@@ -307,7 +307,7 @@ ROWS = [
         compose=Composes(domains=(Domain(0.5, 2, allow_nan=False, allow_inf=False),
                                   Domain(-2, 2, allow_nan=False, allow_inf=False)))),
     Row("pow_int", pt.pow, elemwise(ANY, POSITIVE_EXP), LOGIC, compose=True)
-    .xfail(backends=("pytensor-c",), dtypes=dtypes.INTS, blame=Blame.PYTENSOR,
+    .xfail(backends=C_BACKENDS, dtypes=dtypes.INTS, blame=Blame.PYTENSOR,
            reason="C computes integer powers with double pow(), so overflow does not wrap",
            match="exact match required", when=power_leaves(None), example=fixed(3, 41))
     .xfail(backends=ORT_BACKENDS, dtypes=dtypes.INTS, blame=Blame.ONNXRUNTIME,

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from pytensor.tensor import subtensor as ts
 
-from conformance.registry import ORT_BACKENDS, Blame, Case, Composes, Row
+from conformance.registry import C_BACKENDS, ORT_BACKENDS, Blame, Case, Composes, Row
 from conformance.strategies import ANY, arrays, dtypes
 
 
@@ -408,7 +408,7 @@ def pytensor_broadcast_check_raises(case: Case) -> bool:
 # Only valid y are drawn, so whenever PyTensor's check raises, the error is spurious. The C
 # code of the 1-D case checks correctly; other cases fall back to ``perform``.
 SPURIOUS_BROADCAST_ERROR = {
-    "backends": ("pytensor-c", *ONNX_BACKENDS), "blame": Blame.PYTENSOR,
+    "backends": (*C_BACKENDS, *ONNX_BACKENDS), "blame": Blame.PYTENSOR,
     "reason": "AdvancedIncSubtensor1.perform misaligns y against x and the index and raises a "
               "spurious runtime-broadcasting error on a valid y",
     "match": "pytensor-py raised ValueError: Runtime broadcasting not allowed",

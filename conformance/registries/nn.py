@@ -10,7 +10,7 @@ from pytensor.tensor.special import log_softmax, softmax
 
 from conformance import versions
 from conformance.registries.reductions import axis_cases, c_0d, ort131_uint32
-from conformance.registry import ORT_BACKENDS, Blame, Case, Composes, Row, Tol
+from conformance.registry import C_BACKENDS, ORT_BACKENDS, Blame, Case, Composes, Row, Tol
 from conformance.strategies import ANY, Domain, arrays, dtypes, fixed
 from conformance.strategies.graphs import same_or_flat_shape, same_shape, single_axis_params
 
@@ -29,7 +29,7 @@ SOFTMAX_TOL = {"float16": Tol(rtol=2e-3, atol=1e-3)}
 # The inner max of a 64-bit integer softmax is PyTensor's C max, which goes through double:
 # near the dtype's top it rounds up and wraps, and x - max(x) goes wrong.
 INT64_MAX_ROUNDS = {
-    "backends": ("pytensor-c",), "dtypes": ("int64", "uint64"), "blame": Blame.PYTENSOR,
+    "backends": C_BACKENDS, "dtypes": ("int64", "uint64"), "blame": Blame.PYTENSOR,
     "reason": "softmax's inner C max takes 64-bit integers through double, so values near the "
               "top wrap",
     "match": "abs err", "when": lambda case: bool((abs(case.values[0] / 2**53) >= 1).any()),
@@ -50,17 +50,34 @@ EMPTY_AXIS = {
 # Run without rewrites, as the C backend runs every graph, softmax's inner max meets the C
 # code generation bug of a 0-d Max (3.x only: 2.38's Softmax is a C op of its own).
 C_ZERO_D = {**c_0d("softmax's inner max"), "versions": "pytensor>=3"}
+# The default rewrites fold a 0-d softmax's x - max(x) to 0 (3.x: 2.38's Softmax is an op).
+ZERO_D_FOLD = {
+    "backends": ("pytensor-c-opt",), "dtypes": dtypes.FLOATS, "blame": Blame.PYTENSOR,
+    "reason": "0-d softmax: the default rewrites fold x - max(x) to 0, so inf/nan give 1 where "
+              "the graph gives nan (inf - inf)",
+    "match": r"out=(1\.0|-0\.0) but pytensor-py=nan",
+    "when": lambda case: case.values[-1].ndim == 0,
+    "example": fixed(np.inf, params=[("axis", None)]), "versions": "pytensor>=3",
+}
+LOG_ZERO_D_FOLD = {
+    "backends": ("pytensor-c-opt",), "dtypes": dtypes.FLOATS, "blame": Blame.PYTENSOR,
+    "reason": "0-d log_softmax: the default rewrites fold it to -0.0; "
+              "x - max(x) - log(sum(exp(x - max(x)))) is +0.0",
+    "match": r"=-0\.0 but pytensor-py=0\.0 \(sign of zero", "versions": "pytensor>=3",
+    "when": lambda case: case.values[0].ndim == 0,
+    "example": fixed(0.0, params=[("axis", None)]),
+}
 # PyTensor 2.38 only: its C Softmax and LogSoftmax (not 3.x's inner graphs) fail on any
 # size-0 input, and its C Softmax refuses integer input outright.
 C_EMPTY_238 = {
-    "backends": ("pytensor-c",), "dtypes": ("float32", "float64"), "blame": Blame.PYTENSOR,
+    "backends": C_BACKENDS, "dtypes": ("float32", "float64"), "blame": Blame.PYTENSOR,
     "versions": "pytensor<3", "match": r"MemoryError: failed to create (Log)?Softmax iterator",
     "reason": "PyTensor 2.38's C (Log)Softmax raises MemoryError on a size-0 input",
     "when": lambda case: any(v.size == 0 for v in case.values),
     "example": fixed([[]], params=[("axis", 0)]),
 }
 C_INT_238 = {
-    "backends": ("pytensor-c",), "dtypes": dtypes.INTS, "blame": Blame.PYTENSOR,
+    "backends": C_BACKENDS, "dtypes": dtypes.INTS, "blame": Blame.PYTENSOR,
     "versions": "pytensor<3", "match": "TypeError: not a float",
     "reason": "PyTensor 2.38's C Softmax raises 'not a float' on integer input",
     "example": fixed([1, 2], params=[("axis", -1)]),
@@ -68,7 +85,7 @@ C_INT_238 = {
 # 2.38's Python LogSoftmax makes the element beside a +inf -inf; its C code, 3.x and ONNX
 # give nan.
 LOG_SOFTMAX_INF_238 = {
-    "backends": (*ONNX_BACKENDS, "pytensor-c"), "dtypes": dtypes.FLOATS, "blame": Blame.PYTENSOR,
+    "backends": (*ONNX_BACKENDS, *C_BACKENDS), "dtypes": dtypes.FLOATS, "blame": Blame.PYTENSOR,
     "versions": "pytensor<3", "match": r"=nan but pytensor-py=-inf",
     "reason": "PyTensor 2.38's LogSoftmax gives -inf, not nan, beside a +inf (3.x gives nan, "
               "as ONNX's log(softmax(x)) does)",
@@ -167,9 +184,9 @@ ROWS = [
     # on 2.38 the converter refuses integer Softmax, and a refusal is not a divergence
     .xfail(**EMPTY_AXIS, dtypes=dtypes.INTS, versions="pytensor>=3",
            example=fixed([], params=[("axis", -1)]))
-    .xfail(**C_ZERO_D).xfail(**INT64_MAX_ROUNDS).xfail(**C_EMPTY_238).xfail(**C_INT_238)
-    .xfail(**ort131_uint32("softmax's inner max", fixed([2**32 - 1, 0, 0, 0], params=[("axis", -1)]),
-                           match="abs err"))
+    .xfail(**C_ZERO_D).xfail(**ZERO_D_FOLD).xfail(**INT64_MAX_ROUNDS).xfail(**C_EMPTY_238).xfail(**C_INT_238)
+    .xfail(**ort131_uint32("softmax's inner max",
+                           fixed([2**32 - 1, 0, 0, 0], params=[("axis", -1)]), match="abs err"))
     .xfail(backends=ONNX_BACKENDS, dtypes=dtypes.INTS, blame=Blame.PYTENSOR, versions="pytensor<3",
            reason="PyTensor 2.38's Softmax declares an integer output for integer input but "
                   "returns floats, so the converter refuses it",
@@ -180,6 +197,7 @@ ROWS = [
         axis_cases(layouts=SOFTMAX_LAYOUTS), FLOATS, tol=SOFTMAX_TOL,
         compose=SOFTMAX_GRAPHS)
     .xfail(**EMPTY_AXIS, example=fixed([], params=[("axis", -1)])).xfail(**C_ZERO_D)
+    .xfail(**ZERO_D_FOLD).xfail(**LOG_ZERO_D_FOLD)
     .xfail(**REFERENCE_LOG_OF_SOFTMAX).xfail(**ORT_LOG_SOFTMAX_INF)
     .xfail(**C_EMPTY_238).xfail(**LOG_SOFTMAX_INF_238)
     .xfail(backends=ORT_BACKENDS, dtypes=("float64",), blame=Blame.ONNXRUNTIME,
@@ -190,7 +208,13 @@ ROWS = [
     Row("softmax_grad", softmax_grad, grad_cases, FLOATS, tol=SOFTMAX_TOL,
         compose=SOFTMAX_GRAD_GRAPHS)
     .xfail(**EMPTY_AXIS, example=fixed([], [], params=[("axis", -1)]))
-    .xfail(**{**C_ZERO_D, "example": fixed(1.0, 1.0, params=[("axis", None)])}),
+    .xfail(**{**C_ZERO_D, "example": fixed(1.0, 1.0, params=[("axis", None)])})
+    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
+           reason="0-d softmax gradient: the default rewrites fold it to +0.0, where "
+                  "dy * sm - sm * sum(dy * sm) keeps dy's -0.0 (and gives nan for inf)",
+           match=r"=0\.0 but pytensor-py=(-0\.0 \(sign of zero|nan)", versions="pytensor>=3",
+           when=lambda case: case.values[0].ndim == 0,
+           example=fixed(-0.0, 0.0, params=[("axis", None)])),
     Row("sort", lambda x, axis: sort(x, axis=axis), axis_cases(layouts=SORT_LAYOUTS),
         dtypes.ALL,
         compose=SORTS)

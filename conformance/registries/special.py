@@ -12,12 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
-from conformance.registry import ONNX_BACKENDS, Blame, Case, Composes, Row, Tol
+from conformance.registry import C_BACKENDS, ONNX_BACKENDS, Blame, Case, Composes, Row, Tol
 from conformance.strategies import ANY, Domain, dtypes, elemwise, fixed
 from conformance.strategies.graphs import well_conditioned
 
 # The C backends compute with libm (lgamma, tgamma), so they part from scipy where it does.
-C_BACKENDS = ("pytensor-c", "pytensor-c-opt")
 NOT_SCIPY = (*C_BACKENDS, *ONNX_BACKENDS)
 DBL_MAX = float(np.finfo(np.float64).max)
 # scipy's gammaln is +inf from here on (Cephes' MAXLGM), though log Gamma(x) < DBL_MAX up
