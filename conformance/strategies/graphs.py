@@ -143,6 +143,14 @@ def _guard(var, domain: Domain):
     return var.astype(var.type.dtype)
 
 
+def _widens(common: str, out) -> bool:
+    """Whether a node on operands whose upcast is the float ``common`` declares a wider
+    float output."""
+    dtype = getattr(getattr(out, "type", None), "dtype", "")
+    return (common.startswith("float") and dtype.startswith("float")
+            and np.dtype(dtype).itemsize > np.dtype(common).itemsize)
+
+
 def apply_node(row, operands, params: tuple):
     """One node: guard the operands, build the row, keep a reduction's axes (keep_rank)."""
     import pytensor.tensor as pt
@@ -333,6 +341,12 @@ def _graph_cases(draw, dtype: str, rows, min_nodes: int, max_nodes: int, max_inp
             out = apply_node(row, [pool[i] for i in operand_ids], params)
         except (TypeError, ValueError):
             # Mixed operand dtypes some ops refuse (bit ops on bool and int): reuse the first.
+            operand_ids = [operand_ids[0]] * len(operand_ids)
+            out = apply_node(row, [pool[i] for i in operand_ids], params)
+        if len({pool[i].type.dtype for i in operand_ids}) > 1 and _widens(common, out):
+            # float16 with bool is float32 to PyTensor (upgrade_to_float) but float16 to
+            # numpy, so the Python linker rounds to float16 what C and ONNX keep (the
+            # softplus row's record): same-dtype operands instead
             operand_ids = [operand_ids[0]] * len(operand_ids)
             out = apply_node(row, [pool[i] for i in operand_ids], params)
         operand_shapes = [sizes[i] for i in operand_ids]
