@@ -19,8 +19,10 @@ records showed (``xfail_seen``) or whose strict records did not, at their opsets
 
 **Scripts.** Each cell's example runs on the reference and the backends the record names.
 The side at fault is the record's backend (preferring ``onnxruntime``, then ``-noopt``,
-``-rewritten``, ``onnx-reference``), or for PyTensor records that name ONNX backends, the
-reference (PyTensor's Python linker) itself, judged against the ONNX backend. The script
+``-rewritten``, ``onnx-reference``); for PyTensor records that name ONNX backends, the
+reference (PyTensor's Python linker) itself, judged against the ONNX backend; for records of
+PyTensor's rewrites (``pytensor-c-opt``, perhaps with ``onnxruntime-rewritten``),
+``pytensor-c-opt`` against the reference. The script
 embeds the inputs and the expected outputs (computed by the side that is right) and runs
 the side at fault with only numpy and that package imported (see upstream_script).
 """
@@ -306,6 +308,10 @@ def _slug(text: str, limit: int = 60) -> str:
 def sides(known: Known) -> tuple[str, str]:
     """(backend at fault, backend that is right) for a record, by the rule in the module."""
     named = [b for b in FAULTY_ORDER if b in known.backends]
+    rewrites = ("pytensor-c-opt" in known.backends and "pytensor-c" not in known.backends
+                and set(known.backends) <= {*PYTENSOR_SIDE, "onnxruntime-rewritten"})
+    if known.blame == Blame.PYTENSOR and rewrites:  # PyTensor's rewrites, seen on c-opt
+        return "pytensor-c-opt", "pytensor-py"
     if known.blame == Blame.PYTENSOR and not set(known.backends) <= set(PYTENSOR_SIDE):
         right = next(b for b in ("onnx-reference", *FAULTY_ORDER) if b in known.backends)
         return "pytensor-py", right

@@ -533,12 +533,7 @@ ROWS = [
            reason="scipy.linalg.solve divides a 1x1 system without checking that a > 0 "
                   "(assume_a='pos'); larger ones not positive definite give nan",
            match="=nan but pytensor-py=", when=lambda case: case.values[0].shape[-1] == 1,
-           example=fixed([[-2.0]], [1.0], params=[("lower", False)]))
-    .xfail(backends=("pytensor-c-opt",), dtypes=("float16",), blame=Blame.PYTENSOR,
-           reason="the default rewrites turn a float16 solve(assume_a='pos') into a Cholesky "
-                  "and triangular solves that return float32",
-           match="out.dtype=float32, but pytensor-py gives float16", versions="pytensor>=3",
-           example=fixed([[2.0, 0.0], [0.0, 2.0]], [1.0, 1.0], params=[("lower", False)])),
+           example=fixed([[-2.0]], [1.0], params=[("lower", False)])),
     Row("inv", pt.linalg.inv, square_systems(("general", "singular")), FLOATS, tol=SOLVE_TOL)
     .xfail(**INV_SINGULAR).xfail(**no_float16("MatrixInverse")),
     Row("inv_illcond", pt.linalg.inv, square_systems(("general_ill",), batches=[()]),
