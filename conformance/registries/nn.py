@@ -214,7 +214,13 @@ ROWS = [
                   "dy * sm - sm * sum(dy * sm) keeps dy's -0.0 (and gives nan for inf)",
            match=r"=0\.0 but pytensor-py=(-0\.0 \(sign of zero|nan)", versions="pytensor>=3",
            when=lambda case: case.values[0].ndim == 0,
-           example=fixed(-0.0, 0.0, params=[("axis", None)])),
+           example=fixed(-0.0, 0.0, params=[("axis", None)]))
+    .xfail(**{**C_EMPTY_238, "example": fixed([[]], [[]], params=[("axis", 0)])})
+    .xfail(backends=ORT_BACKENDS, dtypes=("float16",), blame=Blame.ONNXRUNTIME,
+           reason="float16 runs in float32 and is rounded once: a gradient below float16's "
+                  "smallest subnormal comes out -0.0 where float16 arithmetic gives +0.0",
+           match=r"\(sign of zero differs\)",
+           example=fixed([0.0, 1.0], [0.0, 18.0], params=[("axis", -1)])),
     Row("sort", lambda x, axis: sort(x, axis=axis), axis_cases(layouts=SORT_LAYOUTS),
         dtypes.ALL,
         compose=SORTS)
