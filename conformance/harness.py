@@ -26,6 +26,9 @@ from conformance.registry import Blame, Case, Known, Row
 from conformance.strategies.canonical import canonical_cases
 from converter.errors import UnsupportedOpError
 
+#: rows between full garbage collections (see Harness._collect)
+THAW_EVERY = 16
+
 #: What a converter raises to decline a graph cleanly: judged as "unsupported", not as wrong.
 REFUSALS = (UnsupportedOpError, NotImplementedError)
 
@@ -235,8 +238,9 @@ class Harness:
         self._row: str | None = None
         self._graphs: dict[tuple, Graph] = {}
         self._canonical: dict[str, Case] | None = None
-        self._members: dict[tuple, Member] | None = None
+        self._judged_cases: dict[str, dict[tuple, Case]] = {}
         self._batches: dict[str, Batch] = {}
+        self._rows_started = 0
 
     def start(self, spec: Spec) -> None:
         """Called before each test: a new row releases everything the last one built."""
@@ -245,9 +249,20 @@ class Harness:
         self._row = spec.row.name
         self._graphs.clear()
         self._canonical = None
-        self._members = None
+        self._judged_cases.clear()
         self._batches.clear()
-        gc.collect()  # compiled functions and sessions sit in reference cycles
+        self._collect()
+
+    def _collect(self) -> None:
+        """Free the last row's compiled functions and sessions: they sit in reference cycles.
+        A full collection walks every tracked object, most of them long-lived (modules, the
+        registry, caches), so what survives one is frozen out of the next ones; every
+        :data:`THAW_EVERY` rows all is walked again, for anything frozen that has died since."""
+        self._rows_started += 1
+        if self._rows_started % THAW_EVERY == 0:
+            gc.unfreeze()
+        gc.collect()
+        gc.freeze()
 
     def canonical(self, spec: Spec) -> Case | None:
         """This cell's canonical case: an explicit example on every backend, and (unless
@@ -256,31 +271,31 @@ class Harness:
             self._canonical = canonical_cases(spec.row.cases, spec.row.dtypes)
         return self._canonical.get(spec.dtype)
 
-    def _canonical_members(self, spec: Spec) -> dict[tuple, Member]:
-        """What the canonical-only backends judge in this row, by (dtype, layout): at each
-        dtype its canonical case and the examples of records that name such a backend (so
-        that a fix upstream is still noticed there). Built once per row."""
-        if self._members is None:
+    def _judged(self, spec: Spec, backend: Backend) -> dict[tuple, Case]:
+        """What canonical-only ``backend`` judges in this row, by (dtype, layout): at each
+        dtype its canonical case and the examples of records that name the backend (so that
+        a fix upstream is still noticed there). Another backend's records add nothing here:
+        each layout costs a canonical-only backend rewrites or C code. Found once per row."""
+        if backend.name not in self._judged_cases:
             self.canonical(spec)
-            chosen = {name for name, b in BACKENDS.items() if b.canonical_only}
-            members: dict[tuple, Member] = {}
+            cases: dict[tuple, Case] = {}
             for dtype in spec.row.dtypes:
-                cases = [self._canonical[dtype]] if dtype in self._canonical else []
-                cases += [k.example(dtype) for k in spec.row.known_for(dtype)
-                          if chosen & set(k.backends)]
-                for case in cases:
-                    key = (dtype, case.graph_key())
-                    if key not in members:
-                        inputs, outputs = build_graph(spec.row, case)
-                        members[key] = Member(key, inputs, outputs, case.values)
-            self._members = members
-        return self._members
+                chosen = [self._canonical[dtype]] if dtype in self._canonical else []
+                chosen += [k.example(dtype) for k in spec.row.known_for(dtype)
+                           if backend.name in k.backends]
+                for case in chosen:
+                    cases.setdefault((dtype, case.graph_key()), case)
+            self._judged_cases[backend.name] = cases
+        return self._judged_cases[backend.name]
 
     def _c_batch(self, spec: Spec, backend: Backend) -> Batch:
-        """The row's batch of canonical members for ``backend``, compiled with its rewrites."""
+        """The row's batch of ``backend``'s canonical members, compiled with its rewrites."""
         if backend.name not in self._batches:
-            self._batches[backend.name] = Batch(list(self._canonical_members(spec).values()),
-                                                optimizer=backend.optimizer)
+            members = []
+            for key, case in self._judged(spec, backend).items():
+                graph = self.graph(spec, case)  # built once for every backend (pt.pad is slow)
+                members.append(Member(key, graph.inputs, graph.outputs, case.values))
+            self._batches[backend.name] = Batch(members, optimizer=backend.optimizer)
         return self._batches[backend.name]
 
     def graph(self, spec: Spec, case: Case) -> Graph:
@@ -299,7 +314,7 @@ class Harness:
         its row's canonical cases and records' examples, unless every layout was asked for."""
         if not backend.canonical_only or self.c_all_layouts:
             return True
-        return (spec.dtype, case.graph_key()) in self._canonical_members(spec)
+        return (spec.dtype, case.graph_key()) in self._judged(spec, backend)
 
     def _run(self, graph: Graph, backend: Backend, spec: Spec, case: Case) -> object:
         values = [v.copy() for v in case.values]

@@ -11,6 +11,9 @@ directory and default linker cannot change afterwards).
   compiles its inner graph in PyTensor's default mode, which is numba from PyTensor 3 on: slow
   to compile, LLVM memory that is never released, and not one of the backends judged here. With
   cvm, inner graphs run PyTensor's C code on 2.38 and 3.x alike.
+- **No creation stack on graph variables** (``traceback__limit=0``), unless the user set one.
+  PyTensor walks the Python stack for every variable it creates, to name the user's line in an
+  error; a run builds about half a million of them, and the harness names each case itself.
 """
 
 from __future__ import annotations
@@ -42,8 +45,11 @@ def configure() -> str | None:
                       "and compile directory stay as they are (workers then share one compile "
                       "directory and compile one module at a time)", stacklevel=2)
         return None
-    if "linker=" not in os.environ.get("PYTENSOR_FLAGS", ""):
+    flags = os.environ.get("PYTENSOR_FLAGS", "")
+    if "linker=" not in flags:
         _add_flag("linker=cvm")
+    if "traceback__limit=" not in flags:
+        _add_flag("traceback__limit=0")
     worker, base = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get(ENV)
     if not worker or not base:
         return None

@@ -1,9 +1,10 @@
 """Results: JSON lines written as examples run, merged into one results file.
 
 Each process (the pytest controller with ``-n 0``, else each xdist worker) appends to
-``<run dir>/<worker>.jsonl``, flushing every line, so a run killed halfway still leaves what
-it did. :func:`merge` folds any number of such files into the results document whose schema
-is described in docs/results-schema.md, version ``SCHEMA_VERSION``.
+``<run dir>/<worker>.jsonl``, flushing at every record but an example (a test's examples
+reach the disk with its test record), so a run killed halfway still leaves every test it
+ended. :func:`merge` folds any number of such files into the results document whose
+schema is described in docs/results-schema.md, version ``SCHEMA_VERSION``.
 
 Line records:
 - ``{"kind": "run", ...}``: run settings (written once by the controller);
@@ -46,7 +47,8 @@ def jsonable(obj):
 
 
 class ResultsWriter:
-    """Appends records to one JSON-lines file, one flushed line per record."""
+    """Appends records to one JSON-lines file, one line per record. Examples are not flushed
+    one by one (a run writes tens of thousands): the next record of another kind flushes them."""
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,7 +57,8 @@ class ResultsWriter:
 
     def write(self, record: dict) -> None:
         self._file.write(json.dumps(jsonable(record), allow_nan=False) + "\n")
-        self._file.flush()
+        if record.get("kind") != "example":
+            self._file.flush()
 
     def close(self) -> None:
         self._file.close()

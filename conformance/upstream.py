@@ -71,6 +71,10 @@ CAUSES = {
         "pt.min of a signed integer tensor is built as -max(-x), which wraps at the dtype's "
         "minimum: min([0, -128]) of int8 is 0 (the default rewrites turn the graph into a Min "
         "and get -128)",
+    "psd-solve-cholesky-lower":
+        "The psd_solve_to_chol_solve rewrite turns solve(a, b, assume_a='pos', lower=False) "
+        "into a solve through cholesky(a), which reads a's lower triangle, not the upper one "
+        "the call asks for",
     "careduce-c-0d":
         "Max's and Min's C code generation fails for a 0-d input (NonZeroDimsCAReduce._c_all "
         "unpacks the five code parts Elemwise._c_all gives for a reduction over no axis into "
