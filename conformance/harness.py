@@ -23,7 +23,7 @@ from conformance.blame import classify
 from conformance.cbatch import Batch, Member
 from conformance.oracle import Comparison, compare, describe_error
 from conformance.registry import Blame, Case, Known, Row
-from conformance.strategies.canonical import canonical_cases
+from conformance.strategies.canonical import Store
 from converter.errors import UnsupportedOpError
 
 #: rows between full garbage collections (see Harness._collect)
@@ -229,8 +229,9 @@ class Harness:
     worker's memory stays flat however many rows it runs."""
 
     def __init__(self, convert: Callable, isolated=None, *, c_all_layouts: bool = False,
-                 claims_every_row: bool = False):
+                 claims_every_row: bool = False, canonical_store: Store | None = None):
         self.convert = convert
+        self.canonical_store = canonical_store or Store()
         self.isolated = isolated  # an isolate.Isolated: convert and run backends in a child
         self.c_all_layouts = c_all_layouts
         #: the converter claims every registry row (the project's own): a refusal fails
@@ -268,7 +269,7 @@ class Harness:
         """This cell's canonical case: an explicit example on every backend, and (unless
         --c-layouts all) the one layout the batched C backend judges besides records' examples."""
         if self._canonical is None:
-            self._canonical = canonical_cases(spec.row.cases, spec.row.dtypes)
+            self._canonical = self.canonical_store.cases(spec.row)
         return self._canonical.get(spec.dtype)
 
     def _judged(self, spec: Spec, backend: Backend) -> dict[tuple, Case]:

@@ -17,6 +17,7 @@ from conformance.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE
 from conformance.harness import CaseOutcome, Harness, Spec
 from conformance.results import ResultsWriter, merge, write_results
 from conformance.runner import failure_record, repro_command
+from conformance.strategies.canonical import Store
 
 KEEP_RUNS = 5
 
@@ -117,9 +118,12 @@ class ConformanceSession:
 
             isolated = Isolated(self.converter_spec, config.getoption("isolate_timeout"))
         convert = load_converter(self.converter_spec)
+        cache = getattr(config, "cache", None)  # None with -p no:cacheprovider
         self.harness = Harness(convert, isolated,
                                c_all_layouts=config.getoption("c_layouts") == "all",
-                               claims_every_row=converters.claims_every_row(convert))
+                               claims_every_row=converters.claims_every_row(convert),
+                               canonical_store=Store(cache.mkdir("conformance-canonical")
+                                                     if cache is not None else None))
         self.converter_info = {"spec": self.converter_spec,
                                "version": converters.version(self.converter_spec)}
         self.strict_records = config.getoption("strict_records")

@@ -105,7 +105,8 @@ def test_a_saved_failure_survives_the_tests_that_run_after_it(tmp_path):
     storage = tmp_path / "hypothesis"
     # enough examples that the search, not only the grid, meets nan (a grid case is not saved)
     proc = conformance("add[float32]", "sub[float32]", tmp_path=tmp_path, bug="nan_add",
-                       extra=("--examples", "200"), env={"HYPOTHESIS_STORAGE_DIRECTORY": str(storage),
+                       extra=("--examples", "200"),
+                       env={"HYPOTHESIS_STORAGE_DIRECTORY": str(storage),
                             "CONFORMANCE_PROFILE": "dev"})  # ci: no database
     found = outcomes(tmp_path)
     assert found["add[float32]"]["outcome"] == "failed", proc.stdout[-3000:]

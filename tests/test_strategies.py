@@ -181,3 +181,24 @@ def test_a_grid_case_cuts_down_to_one_element():
     one = element(case, 7)
     assert [v.tolist() for v in one.values] == [v[7:8].tolist() for v in case.values]
     assert element(fixed([1.0, 2.0], 3.0)("float32"), 0) is None
+
+
+def test_stored_canonical_cases_are_the_ones_drawn_and_are_read_back(tmp_path, monkeypatch):
+    from conformance.registries import row_named
+    from conformance.strategies import canonical
+
+    row = row_named("pad_reflect")
+    drawn = canonical.canonical_cases(row.cases, row.dtypes)
+    first = canonical.Store(tmp_path).cases(row)
+
+    def draw_again(*args):
+        raise AssertionError("the stored cases were drawn again")
+
+    monkeypatch.setattr(canonical, "canonical_cases", draw_again)
+    again = canonical.Store(tmp_path).cases(row)
+    assert list(drawn) == list(first) == list(again)
+    for dtype, case in drawn.items():
+        for other in (first[dtype], again[dtype]):
+            assert other.graph_key() == case.graph_key(), dtype
+            for a, b in zip(other.values, case.values, strict=True):
+                np.testing.assert_array_equal(a, b, err_msg=f"{row.name}[{dtype}]", strict=True)

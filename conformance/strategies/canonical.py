@@ -3,13 +3,20 @@
 The C backend compares one static layout per registry cell (its canonical case) so that a
 row compiles one small batch of C code instead of a module per layout (see
 conformance.cbatch). The draws are derandomized, so every run and every worker picks the same
-layouts, and the compile cache serves them on the next run.
+layouts, and the compile cache serves them on the next run. Drawing them costs about a
+tenth of a second per row, so :class:`Store` keeps them on disk between runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
+import importlib.metadata
+import os
+import pickle
 from collections.abc import Sequence
+from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
@@ -53,3 +60,42 @@ def canonical_cases(factory, dtypes: Sequence[str]) -> dict[str, Case]:
         if ordered:
             chosen[dtype] = ordered[position % len(ordered)]
     return chosen
+
+
+@functools.cache
+def _fingerprint() -> bytes:
+    """What the draws depend on: the harness's code (strategies and registry rows) and the
+    releases of the libraries that draw and build them."""
+    digest = hashlib.sha256(str(DRAWS).encode())
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + path.read_bytes())
+    for name in ("hypothesis", "numpy", "pytensor"):
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            digest.update(f"{name}=={importlib.metadata.version(name)}".encode())
+    return digest.digest()
+
+
+class Store:
+    """Each row's canonical cases, drawn once and kept in ``folder`` (pytest's cache) under a
+    name that changes with any change to the code or releases they depend on; without a
+    folder, drawn every time."""
+
+    def __init__(self, folder: Path | None = None):
+        self.folder = folder
+
+    def cases(self, row) -> dict[str, Case]:
+        if self.folder is None:
+            return canonical_cases(row.cases, row.dtypes)
+        key = hashlib.sha256(_fingerprint() + repr((row.name, row.dtypes)).encode())
+        path = self.folder / f"{row.name}-{key.hexdigest()[:16]}.pickle"
+        # a missing, cut-short or unreadable file is drawn again
+        with contextlib.suppress(OSError, EOFError, pickle.UnpicklingError, AttributeError,
+                                 ImportError, TypeError, ValueError):
+            return pickle.loads(path.read_bytes())
+        chosen = canonical_cases(row.cases, row.dtypes)
+        with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError):
+            partial = path.with_suffix(f".{os.getpid()}.tmp")  # workers may race to write
+            partial.write_bytes(pickle.dumps(chosen))
+            partial.replace(path)
+        return chosen
