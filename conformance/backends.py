@@ -66,6 +66,14 @@ class Graph:
                 )
         return self._functions[key]
 
+    def rewritten(self, optimizer: str) -> tuple[list, list]:
+        """The graph as rewritten by ``optimizer`` (the inputs and outputs of the compiled
+        function's graph, as ``converter.function_graph`` reads them). The Python linker
+        compiles nothing, and the rewrites do not depend on the linker."""
+        from converter import function_graph
+
+        return function_graph(self.function("py", optimizer))
+
     def onnx_model(self, opset: int):
         """The converted model, or the exception the converter raised (kept, not retried)."""
         if opset not in self._models:
@@ -187,11 +195,8 @@ class RewrittenGraphBackend(OnnxRuntimeBackend):
     canonical_only = True
 
     def model(self, graph: Graph, opset: int):
-        from converter import function_graph
-
         graph.onnx_model(opset)  # the plain conversion must work first
-        # the Python linker compiles nothing; the rewrites do not depend on the linker
-        inputs, outputs = function_graph(graph.function("py", "fast_run"))
+        inputs, outputs = graph.rewritten("fast_run")  # shared with pytensor-c-opt's batch
         try:
             return graph.convert(inputs, outputs, opset=opset)
         # a converter failure is a result

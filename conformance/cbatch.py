@@ -8,13 +8,16 @@ at each dtype) side by side in one FunctionGraph and compiles it with the whole-
 linker: the same ``c_code`` of every op, one module, about a tenth of a second per node.
 
 Running one member feeds the others the values they were built with (checked once not to
-raise), so a member's result and error are its own. Where the whole-graph linker cannot
-compile a chunk (an op without C code) or a member's own values raise, those members fall
-back to one cvm function each, as the unbatched backend compiles them; graphs the whole-graph
-linker cannot take at all (no C code for a node, scalar intermediates) are never batched.
+raise), so a member's result and error are its own. A member whose own values raise leaves
+its chunk, which is compiled again without it; it, and every member of a chunk the
+whole-graph linker cannot compile, falls back to one cvm function of its own, as the
+unbatched backend compiles it. Graphs the whole-graph linker cannot take at all (no C code
+for a node, scalar intermediates) are never batched.
 
-With an optimizer (``fast_run`` for ``pytensor-c-opt``) the batch graph is rewritten as one:
-members share no variables, so the rewrites act within each member as they would alone.
+For ``pytensor-c-opt`` the members are graphs already rewritten with ``fast_run`` (each on its
+own, once for that backend and ``onnxruntime-rewritten``), compiled without further rewrites.
+Batchability is judged on the rewritten graph: rewrites often turn an op without C code
+(softmax over several axes, a Dot of integers) into ops that have it.
 """
 
 from __future__ import annotations
@@ -39,18 +42,23 @@ class Member:
     inputs: list
     outputs: list
     values: Sequence[np.ndarray]
+    #: what building the graph raised (its rewrites, say): the member's result on any input
+    error: BaseException | None = None
 
 
-def _compile(inputs, outputs, linker: str, optimizer: str | None = None):
+def _compile(inputs, outputs, linker: str, rewritten: bool = False):
+    """Compiled without rewrites. A graph that is not ``rewritten`` runs its inner graphs
+    without rewrites too; a rewritten one keeps its inner graphs' default mode and may hold
+    the inplace ops the rewrites put in."""
     import pytensor
     from pytensor.compile.mode import Mode
 
-    if optimizer is None:
+    if not rewritten:
         outputs = without_inner_rewrites(outputs, "cvm")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # BLAS-fallback advice on pip installs
-        return pytensor.function(inputs, outputs, mode=Mode(linker=linker, optimizer=optimizer),
-                                 on_unused_input="ignore")
+        return pytensor.function(inputs, outputs, mode=Mode(linker=linker, optimizer=None),
+                                 on_unused_input="ignore", accept_inplace=rewritten)
 
 
 def _call(fn, values):
@@ -94,40 +102,78 @@ def _as_declared(outputs, variables) -> bool:
                for o, v in zip(outputs, variables, strict=True))
 
 
-class _Chunk:
-    """Members compiled together; ``fn`` is None until the first run."""
+def _culprit(fn, members: list[Member]) -> Member | None:
+    """The member whose node raised in ``fn``'s first run, or None when it cannot tell."""
+    try:
+        from pytensor.graph.traversal import ancestors
+    except ImportError:  # PyTensor 2.38
+        from pytensor.graph.basic import ancestors
 
-    def __init__(self, members: list[Member], batched: bool = True,
-                 optimizer: str | None = None):
-        self.members, self.optimizer = members, optimizer
+    fgraph = fn.maker.fgraph
+    # the whole-graph linker's thunk keeps the failed node's position in its node list
+    position, nodes = getattr(fn.vm, "position_of_error", None), getattr(fn.vm, "nodes", None)
+    if position is None or nodes is None or nodes[position] not in fgraph.apply_nodes:
+        return None
+    node = nodes[position]
+    start = 0
+    for m in members:
+        outputs = fgraph.outputs[start:start + len(m.outputs)]
+        start += len(m.outputs)
+        if any(v.owner is node for v in ancestors(outputs)):
+            return m
+    return None
+
+
+class _Chunk:
+    """Members compiled together; ``fn`` is None until the first run. A member whose own
+    values raise in the first run leaves the batch (the rest is compiled again) and runs
+    alone, as does every member when the batch cannot be compiled at all."""
+
+    def __init__(self, members: list[Member], batched: bool = True, rewritten: bool = False):
+        self.members, self.rewritten = members, rewritten
+        self.together: list[Member] = members if batched else []
         self.fn = None if batched else False
         self.alone: dict[Hashable, object] = {}  # fallback: one cvm function per member
 
     def compile(self) -> None:
-        inputs = [i for m in self.members for i in m.inputs]
-        outputs = [o for m in self.members for o in m.outputs]
-        try:
-            fn = _compile(inputs, outputs, "c", self.optimizer)
-            results = _call(fn, [v for m in self.members for v in m.values])
-            if not _as_declared(results, outputs):
-                fn = None
-        # an op without C code, or a member whose own values raise: no batching here
-        except Exception:  # noqa: BLE001
-            fn = None
-        self.fn = fn if fn is not None else False
+        together = list(self.members)
+        while together:
+            inputs = [i for m in together for i in m.inputs]
+            outputs = [o for m in together for o in m.outputs]
+            try:
+                fn = _compile(inputs, outputs, "c", self.rewritten)
+            # an op without C code after all: no batching here
+            except Exception:  # noqa: BLE001
+                break
+            try:
+                results = _call(fn, [v for m in together for v in m.values])
+            # a member's own values raise: that member runs alone
+            except Exception:  # noqa: BLE001
+                culprit = _culprit(fn, together)
+                if culprit is None:
+                    break
+                together.remove(culprit)
+                continue
+            if _as_declared(results, outputs):
+                self.fn, self.together = fn, together
+                return
+            break
+        self.fn, self.together = False, []
 
     def run(self, key: Hashable, values: Sequence[np.ndarray]) -> list[np.ndarray]:
         if self.fn is None:
             self.compile()
-        if self.fn is False:
+        if all(m.key != key for m in self.together):
             member = next(m for m in self.members if m.key == key)
+            if member.error is not None:
+                raise member.error
             if key not in self.alone:
-                self.alone[key] = _compile(member.inputs, member.outputs, "cvm", self.optimizer)
+                self.alone[key] = _compile(member.inputs, member.outputs, "cvm", self.rewritten)
             return _call(self.alone[key], values)
         feed, start, stop = [], 0, 0
-        for m in self.members:
+        for m in self.together:
             if m.key == key:
-                start = sum(len(p.outputs) for p in self.members[:self.members.index(m)])
+                start = sum(len(p.outputs) for p in self.together[:self.together.index(m)])
                 stop = start + len(m.outputs)
                 feed.extend(values)
             else:
@@ -139,13 +185,13 @@ class Batch:
     """Members grouped into chunks of at most :data:`MAX_NODES` nodes, in the given order (so
     the same members always make the same modules, which the compile cache then serves)."""
 
-    def __init__(self, members: Sequence[Member], optimizer: str | None = None):
-        self.optimizer = optimizer  # a PyTensor rewrite set, as Mode(optimizer=...) takes it
+    def __init__(self, members: Sequence[Member], rewritten: bool = False):
+        self.rewritten = rewritten  # the members were rewritten with fast_run
         self._chunk_of: dict[Hashable, _Chunk] = {}
         group: list[Member] = []
         size = 0
         for member in members:
-            if not _batchable(member):
+            if member.error is not None or not _batchable(member):
                 self._close([member], batched=False)
                 continue
             n = max(1, len(_nodes(member)))
@@ -158,7 +204,7 @@ class Batch:
             self._close(group)
 
     def _close(self, group: list[Member], batched: bool = True) -> None:
-        chunk = _Chunk(group, batched, self.optimizer)
+        chunk = _Chunk(group, batched, self.rewritten)
         for m in group:
             self._chunk_of[m.key] = chunk
 

@@ -21,6 +21,7 @@ from conformance.backends import (
 )
 from conformance.blame import classify
 from conformance.cbatch import Batch, Member
+from conformance.innergraphs import inlined
 from conformance.oracle import Comparison, compare, describe_error
 from conformance.registry import Blame, Case, Known, Row
 from conformance.strategies.canonical import Store
@@ -290,13 +291,23 @@ class Harness:
         return self._judged_cases[backend.name]
 
     def _c_batch(self, spec: Spec, backend: Backend) -> Batch:
-        """The row's batch of ``backend``'s canonical members, compiled with its rewrites."""
+        """The row's batch of ``backend``'s canonical members: their graphs, rewritten first
+        if the backend rewrites (the same rewritten graphs onnxruntime-rewritten converts)."""
         if backend.name not in self._batches:
             members = []
             for key, case in self._judged(spec, backend).items():
                 graph = self.graph(spec, case)  # built once for every backend (pt.pad is slow)
-                members.append(Member(key, graph.inputs, graph.outputs, case.values))
-            self._batches[backend.name] = Batch(members, optimizer=backend.optimizer)
+                if not backend.optimizer:
+                    members.append(Member(key, *inlined(graph.inputs, graph.outputs),
+                                          case.values))
+                    continue
+                try:
+                    members.append(Member(key, *graph.rewritten(backend.optimizer),
+                                          case.values))
+                # a rewrite that raises is this backend's result on every input
+                except Exception as exc:  # noqa: BLE001
+                    members.append(Member(key, graph.inputs, graph.outputs, case.values, exc))
+            self._batches[backend.name] = Batch(members, rewritten=bool(backend.optimizer))
         return self._batches[backend.name]
 
     def graph(self, spec: Spec, case: Case) -> Graph:

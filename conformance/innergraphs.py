@@ -49,3 +49,30 @@ def without_inner_rewrites(outputs: list, linker: str) -> list:
     cloned = [equiv[o] for o in outputs]
     patch(io_toposort([], cloned))
     return cloned
+
+
+def inlined(inputs: list, outputs: list) -> tuple[list, list]:
+    """The graph with every OpFromGraph node replaced by its inner graph (nested ones too),
+    as a copy; Scan nodes stay. For the unoptimized C backend only: there an inner graph runs
+    by cvm without rewrites, node by node, exactly as the same nodes run inlined, and inlined
+    they can join the whole-graph C batch (conformance.cbatch) instead of compiling a module
+    per node and layout. The graph is returned unchanged where an inner output's type does
+    not fit the node's output."""
+    from pytensor.compile.builders import OpFromGraph
+    from pytensor.graph.fg import FunctionGraph
+    from pytensor.graph.replace import clone_replace
+
+    fgraph = FunctionGraph(inputs, outputs, clone=True)
+    try:
+        while nodes := [n for n in fgraph.toposort() if isinstance(n.op, OpFromGraph)]:
+            node = nodes[0]
+            inner = clone_replace(node.op.inner_outputs,
+                                  replace=dict(zip(node.op.inner_inputs, node.inputs,
+                                                   strict=True)))
+            fgraph.replace_all([(old, old.type.filter_variable(new))
+                                for old, new in zip(node.outputs, inner, strict=True)],
+                               import_missing=True)
+    # a type that does not fit, or an inner graph PyTensor cannot copy: keep the op
+    except Exception:  # noqa: BLE001
+        return inputs, outputs
+    return list(fgraph.inputs), list(fgraph.outputs)

@@ -57,6 +57,20 @@ def test_a_member_raising_is_its_own_error_and_falls_back_when_its_own_values_ra
         np.testing.assert_array_equal(batch.run(key, [np.ones(2)])[0], np.ones(2))
 
 
+def test_a_member_whose_values_raise_leaves_the_batch_and_the_rest_stays_batched():
+    members = [member("ok", lambda x: x + 1, np.array([1.0])),
+               member("bad", lambda x: pt.specify_shape(x, (2,)), np.ones(3)),
+               member("also", lambda x: pt.exp(x), np.zeros(2))]
+    batch = cbatch.Batch(members)
+    np.testing.assert_array_equal(batch.run("also", [np.zeros(2)])[0], np.ones(2))
+    chunk = batch._chunk_of["ok"]
+    assert [m.key for m in chunk.together] == ["ok", "also"]
+    assert chunk.fn is not False  # still one compiled batch, without "bad"
+    with pytest.raises(AssertionError):
+        batch.run("bad", [np.ones(3)])
+    np.testing.assert_array_equal(batch.run("bad", [np.ones(2)])[0], np.ones(2))
+
+
 def test_scalar_intermediates_are_not_batched():
     # the whole-graph C linker returns None for tensor_from_scalar; cvm does not
     x, y = pt.tensor("x", dtype="int8", shape=()), pt.tensor("y", dtype="int8", shape=())
