@@ -16,8 +16,7 @@ for a node, scalar intermediates) are never batched.
 
 For ``pytensor-c-opt`` the members are graphs already rewritten with ``fast_run`` (each on its
 own, once for that backend and ``onnxruntime-rewritten``), compiled without further rewrites.
-Batchability is judged on the rewritten graph: rewrites often turn an op without C code
-(softmax over several axes, a Dot of integers) into ops that have it.
+Batchability is judged on the rewritten graph, the one compiled.
 """
 
 from __future__ import annotations

@@ -383,6 +383,10 @@ def pytest_sessionstart(session):
 
 
 def pytest_sessionfinish(session):
+    dsession = session.config.pluginmanager.getplugin("dsession")  # xdist's controller
+    save = getattr(getattr(dsession, "sched", None), "save_placement", None)
+    if save is not None:
+        save()
     state = _session(session.config)
     state.report_path = state.finish(session)
 

@@ -25,25 +25,53 @@ def row_scope(nodeid: str) -> str:
     return f"row:{found.group(1)}" if found else nodeid
 
 
+#: pytest cache key: which worker ran each unit last time (see RowAffinityScheduling)
+PLACED = "conformance/units-placed"
+
+
 class RowAffinityScheduling(LoadScopeScheduling):
-    """``--dist load`` for the conformance run: one work unit per row, each with a home worker."""
+    """``--dist load`` for the conformance run: one work unit per row, each with a home worker.
+
+    A unit's home is the worker that ran it last time with as many workers (pytest's cache),
+    where its compiled modules are: a worker that ran out of its own units and took one from
+    the other made the thief that unit's home. Units not seen before are split by size."""
+
+    #: unit -> index of the worker it went to in this run (saved for the next one)
+    placed: dict[str, int]
 
     def _split_scope(self, nodeid: str) -> str:
         return row_scope(nodeid)
 
     def _homes(self) -> dict[str, int]:
-        """Unit -> worker index: largest units first onto the least loaded worker, ties broken
-        by a stable hash, so the split is the same for the same collection."""
+        """Unit -> worker index: last run's placement, then the largest new units first onto
+        the least loaded worker, ties broken by a stable hash."""
         if getattr(self, "_home_of", None) is None:
-            loads = [0] * len(self.nodes)
-            units = sorted(self.workqueue.items(),
+            workers = len(self.nodes)
+            cache = getattr(self.config, "cache", None)
+            last = cache.get(PLACED, {}) if cache is not None else {}
+            before = last.get("units", {}) if last.get("workers") == workers else {}
+            self._home_of = {scope: index for scope, index in before.items()
+                             if scope in self.workqueue and 0 <= index < workers}
+            loads = [0] * workers
+            for scope, index in self._home_of.items():
+                loads[index] += len(self.workqueue[scope])
+            units = sorted(((k, v) for k, v in self.workqueue.items() if k not in self._home_of),
                            key=lambda kv: (-len(kv[1]), zlib.crc32(kv[0].encode())))
-            self._home_of = {}
             for scope, tests in units:
-                index = min(range(len(loads)), key=lambda i: (loads[i], i))
+                index = min(range(workers), key=lambda i: (loads[i], i))
                 self._home_of[scope] = index
                 loads[index] += len(tests)
+            self.placed, self._workers = {}, workers
         return self._home_of
+
+    def save_placement(self) -> None:
+        """Called when the run ends: where each unit ran, for the next run's homes (added to
+        what earlier runs with as many workers saved, so a run of a few rows forgets none)."""
+        cache = getattr(self.config, "cache", None)
+        if cache is not None and getattr(self, "placed", None):
+            last = cache.get(PLACED, {})
+            units = last.get("units", {}) if last.get("workers") == self._workers else {}
+            cache.set(PLACED, {"workers": self._workers, "units": {**units, **self.placed}})
 
     def _assign_work_unit(self, node) -> None:
         homes = self._homes()
@@ -52,6 +80,7 @@ class RowAffinityScheduling(LoadScopeScheduling):
         own = [s for s in self.workqueue if homes.get(s, index) == index]
         # with none of its own left, it steals from the back: home workers start at the front
         scope = own[0] if own else next(reversed(self.workqueue))
+        self.placed[scope] = index
         work_unit = self.workqueue.pop(scope)
         self.assigned_work.setdefault(node, OrderedDict())[scope] = work_unit
         collection = self.registered_collections[node]

@@ -19,7 +19,10 @@ TESTS = "conformance/test_conformance.py"
 def conformance(*args, tmp_path: Path, converter="converter:to_onnx", env=None):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'tests'}{os.pathsep}{ROOT}",
                CONFORMANCE_PROFILE="ci", **(env or {}))
+    # pytest's cache next to the report folder, never the checkout's: a test run's rows would
+    # change where the next real run places them (conformance.schedule); later -o wins
     cmd = [sys.executable, "-m", "pytest", "-p", "no:randomly",
+           "-o", f"cache_dir={tmp_path.parent / '.pytest_cache'}",
            "--report-dir", str(tmp_path), "--converter", converter, *args]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 

@@ -99,3 +99,43 @@ def test_an_interrupted_run_leaves_a_report_that_says_so(tmp_path):
     assert f"interrupted: {run['tests_ran']} of {run['tests_planned']} tests ran" in out
     html = (tmp_path / "conformance.html").read_text()
     assert f"{run['tests_ran']} of {run['tests_planned']} tests ran" in html
+
+
+class _Cache:
+    def __init__(self, saved=None):
+        self.saved = dict(saved or {})
+
+    def get(self, key, default):
+        return self.saved.get(key, default)
+
+    def set(self, key, value):
+        self.saved[key] = value
+
+
+def _scheduler(cache, units: dict[str, int], workers: int = 2):
+    from types import SimpleNamespace
+
+    from conformance.schedule import RowAffinityScheduling
+
+    sched = SimpleNamespace(nodes=[object()] * workers, config=SimpleNamespace(cache=cache),
+                            workqueue={u: dict.fromkeys(range(n), False) for u, n in units.items()})
+    homes = RowAffinityScheduling._homes(sched)
+    return sched, homes
+
+
+def test_a_unit_goes_home_to_the_worker_that_ran_it_last_time():
+    """Where a worker took over another's unit, that unit's modules are in the thief's compile
+    directory: the next run sends it there, and a run of a few rows forgets no other."""
+    from conformance.schedule import PLACED, RowAffinityScheduling
+
+    cache = _Cache({PLACED: {"workers": 2, "units": {"row:a": 1, "row:b": 1, "row:z": 0}}})
+    sched, homes = _scheduler(cache, {"row:a": 4, "row:b": 4, "row:c": 3, "row:d": 2})
+    assert homes["row:a"] == homes["row:b"] == 1
+    assert homes["row:c"] == homes["row:d"] == 0  # new units onto the less loaded worker
+    sched.placed = {"row:a": 0, "row:c": 0}  # this run: worker 0 took row:a over
+    RowAffinityScheduling.save_placement(sched)
+    assert cache.saved[PLACED] == {"workers": 2, "units": {"row:a": 0, "row:b": 1, "row:c": 0,
+                                                           "row:z": 0}}
+    # another number of workers: last time's placement says nothing
+    _, homes = _scheduler(cache, {"row:a": 4, "row:b": 4}, workers=3)
+    assert sorted(homes.values()) == [0, 1]
