@@ -266,7 +266,7 @@ ROWS = [
     unary("tanh", pt.tanh),
     unary("arcsinh", pt.arcsinh, tol=float64_ulps(2)),
     unary("arccosh", pt.arccosh, tol=float64_ulps(2), compose=well_conditioned(1.5, None)),
-    unary("arctanh", pt.arctanh, tol=float64_ulps(2)),
+    unary("arctanh", pt.arctanh, tol=float64_ulps(2), compose=well_conditioned(-0.9, 0.9)),
     Row("arctan2", pt.arctan2, elemwise(ANY, ANY), ALL, tol=float64_ulps(2), compose=True),
     unary("deg2rad", pt.deg2rad),
     unary("rad2deg", pt.rad2deg),
