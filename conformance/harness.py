@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from conformance import upstream_script
+from conformance import interrupt, upstream_script
 from conformance.backends import (
     BACKENDS,
     REFERENCE,
@@ -329,6 +329,9 @@ class Harness:
         return (spec.dtype, case.graph_key()) in self._judged(spec, backend)
 
     def _run(self, graph: Graph, backend: Backend, spec: Spec, case: Case) -> object:
+        # a swallowed Ctrl-C stops the run here, not after the example (a cold example may
+        # compile for minutes)
+        interrupt.check()
         values = [v.copy() for v in case.values]
         try:
             if self.isolated is not None:
