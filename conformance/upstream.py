@@ -62,8 +62,9 @@ CAUSES = {
         "shape has a 0 where its input has length 1 (Unsqueeze(x[1]) then Expand to [0, 1] "
         "gives shape (1, 1)); disabled_optimizers=['ExpandElimination'] avoids it",
     "ort-reduce-uint32-signed":
-        "ReduceMax and ReduceMin on uint32 compare as int32 from four elements on (the "
-        "vectorised path), so values from 2**31 up count as negative; fixed in 1.32",
+        "ReduceMax and ReduceMin on uint32 and int64 compare as int32 from four elements on "
+        "(the vectorised path), so values beyond int32's range land on the wrong side (uint32 "
+        "from 2**31 up count as negative); fixed in 1.32",
     "ort-reduce-float16-zero-sign":
         "float16 ReduceMax and ReduceMin of opposite zeros from four elements on return the "
         "zero numpy does not (numpy: the first)",
