@@ -47,10 +47,7 @@ class RowAffinityScheduling(LoadScopeScheduling):
         the least loaded worker, ties broken by a stable hash."""
         if getattr(self, "_home_of", None) is None:
             workers = len(self.nodes)
-            cache = getattr(self.config, "cache", None)
-            last = cache.get(PLACED, {}) if cache is not None else {}
-            before = last.get("units", {}) if last.get("workers") == workers else {}
-            self._home_of = {scope: index for scope, index in before.items()
+            self._home_of = {scope: index for scope, index in self._last(workers).items()
                              if scope in self.workqueue and 0 <= index < workers}
             loads = [0] * workers
             for scope, index in self._home_of.items():
@@ -69,9 +66,14 @@ class RowAffinityScheduling(LoadScopeScheduling):
         what earlier runs with as many workers saved, so a run of a few rows forgets none)."""
         cache = getattr(self.config, "cache", None)
         if cache is not None and getattr(self, "placed", None):
-            last = cache.get(PLACED, {})
-            units = last.get("units", {}) if last.get("workers") == self._workers else {}
-            cache.set(PLACED, {"workers": self._workers, "units": {**units, **self.placed}})
+            units = {**self._last(self._workers), **self.placed}
+            cache.set(PLACED, {"workers": self._workers, "units": units})
+
+    def _last(self, workers: int) -> dict[str, int]:
+        """Where units ran in earlier runs with ``workers`` workers (none without a cache)."""
+        cache = getattr(self.config, "cache", None)
+        last = cache.get(PLACED, {}) if cache is not None else {}
+        return last.get("units", {}) if last.get("workers") == workers else {}
 
     def _assign_work_unit(self, node) -> None:
         homes = self._homes()

@@ -119,6 +119,7 @@ def _scheduler(cache, units: dict[str, int], workers: int = 2):
 
     sched = SimpleNamespace(nodes=[object()] * workers, config=SimpleNamespace(cache=cache),
                             workqueue={u: dict.fromkeys(range(n), False) for u, n in units.items()})
+    sched._last = lambda w: RowAffinityScheduling._last(sched, w)
     homes = RowAffinityScheduling._homes(sched)
     return sched, homes
 
