@@ -1,5 +1,7 @@
-"""Converters with one deliberately wrong rule each, wrong only on one special value: the
-special-value grid and the signed-zero oracle must find them (tests/test_injected_bugs.py).
+"""Converters with one deliberately wrong rule each (tests/test_injected_bugs.py). Most are
+wrong only on one special value, which the special-value grid and the signed-zero oracle must
+find; ``add_subtracts`` is wrong on almost every input, so that the random search (not only
+the grid, whose cases Hypothesis does not save) is sure to fail on it.
 
 Each callable is a ``--converter`` target; it installs its bug on first use, so that one run
 (one process, and its isolated child if any) carries one bug only.
@@ -28,6 +30,13 @@ def _add_drops_nan(sop, ctx, ins, in_dtypes, out_dtypes, *, rule):
         return [out]
     x, y = (ctx.cast(n, d, out_dtypes[0]) for n, d in zip(ins, in_dtypes, strict=True))
     return [ctx.add("Where", [ctx.add("IsNaN", [x]), y, out])]
+
+
+def _add_subtracts(sop, ctx, ins, in_dtypes, out_dtypes, *, rule):
+    """Add that subtracts its second operand: wrong unless that operand is zero."""
+    if len(ins) != 2:
+        return rule(sop, ctx, ins, in_dtypes, out_dtypes)
+    return scalar_rule.dispatch(ps.Sub)(ps.sub, ctx, ins, in_dtypes, out_dtypes)
 
 
 def _tanh_saturates_up(sop, ctx, ins, in_dtypes, out_dtypes, *, rule):
@@ -78,6 +87,7 @@ def _negative_index_bug():
 def _install(name: str) -> None:
     {
         "nan": lambda: _scalar_bug(ps.Add, _add_drops_nan),
+        "subtracts": lambda: _scalar_bug(ps.Add, _add_subtracts),
         "minus_inf": lambda: _scalar_bug(ps.Tanh, _tanh_saturates_up),
         "negative_zero": lambda: _scalar_bug(ps.Mul, _mul_unsigned_zero),
         "tie_at_opset18": lambda: _scalar_bug(ps.RoundHalfToEven, _round_away_at_18),
@@ -95,6 +105,7 @@ def _converter(name: str):
 
 
 nan_add = _converter("nan")
+add_subtracts = _converter("subtracts")
 minus_inf_tanh = _converter("minus_inf")
 negative_zero_mul = _converter("negative_zero")
 tie_round_opset18 = _converter("tie_at_opset18")
