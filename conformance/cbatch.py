@@ -132,7 +132,8 @@ class _Chunk:
         self.members, self.rewritten = members, rewritten
         self.together: list[Member] = members if batched else []
         self.fn = None if batched else False
-        self.alone: dict[Hashable, object] = {}  # fallback: one cvm function per member
+        #: fallback: one cvm function per member, or what compiling it raised
+        self.alone: dict[Hashable, object] = {}
 
     def compile(self) -> None:
         together = list(self.members)
@@ -167,7 +168,15 @@ class _Chunk:
             if member.error is not None:
                 raise member.error
             if key not in self.alone:
-                self.alone[key] = _compile(member.inputs, member.outputs, "cvm", self.rewritten)
+                try:
+                    self.alone[key] = _compile(member.inputs, member.outputs, "cvm",
+                                               self.rewritten)
+                # what compiling raises is the member's result on any input: compiled
+                # once, raised for each example
+                except Exception as exc:  # noqa: BLE001
+                    self.alone[key] = exc
+            if isinstance(self.alone[key], BaseException):
+                raise self.alone[key].with_traceback(None)
             return _call(self.alone[key], values)
         feed, start, stop = [], 0, 0
         for m in self.together:

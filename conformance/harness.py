@@ -302,8 +302,8 @@ class Harness:
                                           case.values))
                     continue
                 try:
-                    members.append(Member(key, *graph.rewritten(backend.optimizer),
-                                          case.values))
+                    members.append(Member(key, *inlined(*graph.rewritten(backend.optimizer),
+                                                        rewritten=True), case.values))
                 # a rewrite that raises is this backend's result on every input
                 except Exception as exc:  # noqa: BLE001
                     members.append(Member(key, graph.inputs, graph.outputs, case.values, exc))

@@ -51,13 +51,34 @@ def without_inner_rewrites(outputs: list, linker: str) -> list:
     return cloned
 
 
-def inlined(inputs: list, outputs: list) -> tuple[list, list]:
+def _rewritten_inner(op) -> tuple[list, list]:
+    """The inner graph of OpFromGraph ``op`` as its own compiled function rewrites it: the
+    op's compile path (its mode's rewrites, and whatever the PyTensor release adds to them)
+    with the Python linker, which compiles nothing."""
+    from copy import copy
+
+    from pytensor.compile.mode import Mode, get_mode
+
+    from converter import function_graph
+
+    inner_mode = get_mode(op.kwargs.get("mode"))
+    probe = copy(op)
+    probe.kwargs = {**op.kwargs, "mode": Mode(linker="py", optimizer=inner_mode.provided_optimizer)}
+    probe._fn = None
+    return function_graph(probe.fn)
+
+
+def inlined(inputs: list, outputs: list, rewritten: bool = False) -> tuple[list, list]:
     """The graph with every OpFromGraph node replaced by its inner graph (nested ones too),
-    as a copy; Scan nodes stay. For the unoptimized C backend only: there an inner graph runs
-    by cvm without rewrites, node by node, exactly as the same nodes run inlined, and inlined
-    they can join the whole-graph C batch (conformance.cbatch) instead of compiling a module
-    per node and layout. The graph is returned unchanged where an inner output's type does
-    not fit the node's output."""
+    as a copy; Scan nodes stay. For the C backends' batches (conformance.cbatch): there an
+    inner graph runs by cvm node by node, exactly as the same nodes run inlined, and inlined
+    they can join a whole-graph C module instead of compiling a module per node and layout.
+
+    Not ``rewritten``, the inner graph is inlined as built (the unoptimized backend runs it
+    without rewrites). ``rewritten`` (a graph already rewritten by the optimizing backend),
+    each inner graph is first rewritten as the op's own function would be, on its own: the
+    outer rewrites never saw inside the op, and must not now. The graph is returned
+    unchanged where an inner output's type does not fit the node's output."""
     from pytensor.compile.builders import OpFromGraph
     from pytensor.graph.fg import FunctionGraph
     from pytensor.graph.replace import clone_replace
@@ -66,9 +87,10 @@ def inlined(inputs: list, outputs: list) -> tuple[list, list]:
     try:
         while nodes := [n for n in fgraph.toposort() if isinstance(n.op, OpFromGraph)]:
             node = nodes[0]
-            inner = clone_replace(node.op.inner_outputs,
-                                  replace=dict(zip(node.op.inner_inputs, node.inputs,
-                                                   strict=True)))
+            inner_inputs, inner_outputs = (_rewritten_inner(node.op) if rewritten else
+                                           (node.op.inner_inputs, node.op.inner_outputs))
+            inner = clone_replace(inner_outputs,
+                                  replace=dict(zip(inner_inputs, node.inputs, strict=True)))
             fgraph.replace_all([(old, old.type.filter_variable(new))
                                 for old, new in zip(node.outputs, inner, strict=True)],
                                import_missing=True)

@@ -1,0 +1,55 @@
+"""OpFromGraph inlined for the C batches: the inlined graph computes what the op computes on
+the backend that compiles it, with and without rewrites."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+from pytensor.compile.builders import OpFromGraph
+from pytensor.compile.mode import Mode
+
+from conformance.innergraphs import inlined
+from converter import function_graph
+
+# inf - inf is nan; PyTensor's rewrites fold x - x to zeros first
+VALUES = np.array([np.inf, 1.0])
+
+
+def graph():
+    a = pt.dvector("a")
+    x = pt.dvector("x")
+    return x, OpFromGraph([a], [a - a])(x) * 2
+
+
+def run(inputs, outputs, optimizer=None):
+    fn = pytensor.function(inputs, outputs, mode=Mode(linker="cvm", optimizer=optimizer),
+                           accept_inplace=True)
+    return fn(VALUES.copy())[0]
+
+
+def ofg_nodes(outputs) -> list:
+    fgraph = pytensor.graph.fg.FunctionGraph(outputs=outputs, clone=False)
+    return [n for n in fgraph.apply_nodes if isinstance(n.op, OpFromGraph)]
+
+
+def test_a_rewritten_graph_inlines_each_inner_graph_as_its_own_function_rewrites_it():
+    x, y = graph()
+    # the optimizing C backend: the outer graph rewritten, the op's inner function too
+    want = run([x], [y], "fast_run")
+    np.testing.assert_array_equal(want, [0.0, 0.0])
+    rewritten = function_graph(pytensor.function([x], y, mode=Mode(linker="py",
+                                                                   optimizer="fast_run")))
+    assert ofg_nodes(rewritten[1]), "the outer rewrites keep the op"
+    inputs, outputs = inlined(*rewritten, rewritten=True)
+    assert not ofg_nodes(outputs)
+    np.testing.assert_array_equal(run(inputs, outputs), want)
+    assert ofg_nodes(rewritten[1]), "the rewritten graph itself is left as it was"
+
+
+def test_an_unrewritten_graph_inlines_the_inner_graph_as_built():
+    x, y = graph()
+    inputs, outputs = inlined([x], [y])
+    assert not ofg_nodes(outputs)
+    # as the unoptimized backend runs the op: inf - inf
+    np.testing.assert_array_equal(run(inputs, outputs), [np.nan, 0.0])
