@@ -76,10 +76,21 @@ def test_last_failed_reruns_only_the_failures(tmp_path):
 def test_an_interrupted_run_leaves_a_report_that_says_so(tmp_path):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'tests'}{os.pathsep}{ROOT}",
                CONFORMANCE_PROFILE="ci")
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-n", "0", "-q",
-           "--report-dir", str(tmp_path), "-k", "float64", "--opsets", "default", TESTS]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    args = ["-p", "no:randomly", "-n", "0", "-q", "--report-dir", str(tmp_path), "-k",
+            "float64", "--opsets", "default", TESTS]
+    # SIGUSR1 makes the child print where each thread is: what a hang below shows
+    child = ("import faulthandler, signal, sys, pytest; "
+             "faulthandler.register(signal.SIGUSR1, all_threads=True); "
+             f"sys.exit(pytest.main({args!r}))")
+    proc = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def hung(what: str):
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+        proc.kill()
+        pytest.fail(f"{what}; the child's threads:\n{proc.communicate()[0][-6000:]}")
+
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:  # wait until some tests have finished
         done = [line for f in tmp_path.glob(".runs/*/*.jsonl")
@@ -88,10 +99,12 @@ def test_an_interrupted_run_leaves_a_report_that_says_so(tmp_path):
             break
         time.sleep(0.5)
     else:
-        proc.kill()
-        pytest.fail("no test finished within 300 s")
+        hung("no test finished within 300 s")
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=300)
+    try:
+        out, _ = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        hung("the run went on for 300 s after Ctrl-C")
     assert proc.returncode == 2, out[-3000:]
     run = results(tmp_path)["run"]
     assert run["interrupted"] is True
