@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import compilestats, converters, interrupt, pch, profiles, pytensor_env
+from conformance import compilestats, converters, fastcompile, interrupt, profiles, pytensor_env
 from conformance.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE
 from conformance.harness import CaseOutcome, Harness, Spec
 from conformance.results import ResultsWriter, merge, write_results
@@ -276,7 +276,7 @@ def pytest_configure(config):
     import pytensor
 
     # first, so that the compile seconds counted include building the headers
-    pch.install(Path(pytensor.config.compiledir) / "conformance-pch")
+    fastcompile.install(Path(pytensor.config.compiledir) / "conformance-pch")
     compilestats.install()
     interrupt.install()
     session = ConformanceSession(config)

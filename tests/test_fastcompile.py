@@ -1,5 +1,6 @@
-"""Precompiled headers: GCC uses them, the machine code is the same, and a module that does
-not open as they expect compiles as before."""
+"""Faster compiles: GCC reads the precompiled headers, the machine code is the same with them
+and without debug information, and a module that does not open as they expect compiles as
+before."""
 
 from __future__ import annotations
 
@@ -12,21 +13,21 @@ import textwrap
 import pytest
 from pytensor import config
 
-from conformance import pch
+from conformance import fastcompile
 
 HEADERS = ["#include <Python.h>", "#include <math.h>", "#include <numpy/arrayobject.h>"]
 BODY = textwrap.dedent("""
     extern "C" double twice_exp(double x) { return 2.0 * exp(x) + (double) NPY_MAXDIMS; }
 """)
 
-needs_gcc = pytest.mark.skipif(not config.cxx or not pch._is_gcc(config.cxx),
+needs_gcc = pytest.mark.skipif(not config.cxx or not fastcompile._is_gcc(config.cxx),
                                reason="precompiled headers are for GCC only")
 
 
 def preargs() -> list[str]:
     from pytensor.link.c.cmodule import GCC_compiler
 
-    return ["-O3", *GCC_compiler.compile_args()]
+    return ["-O3", *GCC_compiler.compile_args(), fastcompile.NO_DEBUG_INFO]
 
 
 def include_dirs() -> list[str]:
@@ -36,21 +37,23 @@ def include_dirs() -> list[str]:
 
 
 def test_the_prelude_is_the_leading_includes_when_python_comes_first():
-    assert pch.prelude("\n".join([*HEADERS, "int x;", "#include <vector>"])) == tuple(HEADERS)
-    assert pch.prelude("#include <math.h>\n#include <Python.h>\nint x;") == ()
-    assert pch.prelude("int x;") == ()
+    source = "\n".join([*HEADERS, "int x;", "#include <vector>"])
+    assert fastcompile.prelude(source) == tuple(HEADERS)
+    assert fastcompile.prelude("#include <math.h>\n#include <Python.h>\nint x;") == ()
+    assert fastcompile.prelude("int x;") == ()
 
 
 @needs_gcc
 def test_gcc_uses_the_header_and_the_machine_code_does_not_change(tmp_path):
     source = tmp_path / "mod.cpp"
     source.write_text("\n".join(HEADERS) + BODY)
-    headers = pch.Headers(tmp_path / "pch")
+    headers = fastcompile.Headers(tmp_path / "pch")
     dirs = headers.include_dirs(source.read_text(), include_dirs(), preargs())
     assert len(dirs) == len(include_dirs()) + 1, "no precompiled header was built"
 
-    def compile_(dirs: list[str], out: str) -> str:
-        options = headers.options(dirs, preargs(), hide_symbols=True)  # as PyTensor's g++ call
+    def compile_(dirs: list[str], out: str, args=None) -> str:
+        # as PyTensor's g++ call
+        options = headers.options(dirs, args or preargs(), hide_symbols=True)
         done = subprocess.run([*options, "-H", "-c", str(source), "-o", str(tmp_path / out)],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -73,11 +76,14 @@ def test_gcc_uses_the_header_and_the_machine_code_does_not_change(tmp_path):
 
     assert "twice_exp" in code("with.o")
     assert code("with.o") == code("without.o")
+    # and with PyTensor's debug information
+    compile_(include_dirs(), "debug.o", [a for a in preargs() if a != fastcompile.NO_DEBUG_INFO])
+    assert code("debug.o") == code("without.o")
 
 
 @needs_gcc
 def test_a_module_opening_otherwise_keeps_its_include_path(tmp_path):
-    headers = pch.Headers(tmp_path / "pch")
+    headers = fastcompile.Headers(tmp_path / "pch")
     src = "#include <math.h>\n#include <Python.h>\n" + BODY
     assert headers.include_dirs(src, include_dirs(), preargs()) == include_dirs()
     assert not (tmp_path / "pch").exists()
@@ -85,7 +91,7 @@ def test_a_module_opening_otherwise_keeps_its_include_path(tmp_path):
 
 @needs_gcc
 def test_options_gcc_refuses_leave_the_include_path_as_it_was(tmp_path):
-    headers = pch.Headers(tmp_path / "pch")
+    headers = fastcompile.Headers(tmp_path / "pch")
     src = "\n".join(HEADERS) + BODY
     bad = [*preargs(), "-fno-such-option-anywhere"]
     assert headers.include_dirs(src, include_dirs(), bad) == include_dirs()
@@ -102,7 +108,7 @@ def test_pytensor_compiles_its_modules_with_them(tmp_path):
         import numpy as np
         import pytensor
         import pytensor.tensor as pt
-        from conformance import pch
+        from conformance import fastcompile
 
         commands = []
         class Commands(logging.Handler):
@@ -114,7 +120,7 @@ def test_pytensor_compiles_its_modules_with_them(tmp_path):
         log.addHandler(Commands())
 
         root = Path(pytensor.config.compiledir) / "conformance-pch"
-        pch.install(root)
+        fastcompile.install(root)
         x = pt.dvector("x")
         f = pytensor.function([x], pt.exp(x) * 2 + 1, mode="FAST_RUN")
         np.testing.assert_allclose(f(np.array([0.0, 1.0])), [3.0, 2 * np.e + 1])
