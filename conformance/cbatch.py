@@ -12,7 +12,7 @@ raise), so a member's result and error are its own. A member whose own values ra
 its chunk, which is compiled again without it; it, and every member of a chunk the
 whole-graph linker cannot compile, falls back to one cvm function of its own, as the
 unbatched backend compiles it. Graphs the whole-graph linker cannot take at all (no C code
-for a node, scalar intermediates) are never batched.
+for a node, scalar intermediates) are batched node by node (conformance.cnodes).
 
 For ``pytensor-c-opt`` the members are graphs already rewritten with ``fast_run`` (each on its
 own, once for that backend and ``onnxruntime-rewritten``), compiled without further rewrites.
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from conformance.cnodes import split
 from conformance.innergraphs import without_inner_rewrites
 
 #: g++ time grows faster than linearly beyond about 20 nodes in one module.
@@ -199,15 +200,24 @@ class Batch:
         group: list[Member] = []
         size = 0
         for member in members:
-            if member.error is not None or not _batchable(member):
+            queue = [member]
+            if member.error is None and not _batchable(member):
+                parts = split(member, self.run, _nodes(member), rewritten)
+                if parts is None:
+                    self._close([member], batched=False)
+                    continue
+                self._close([parts[0]], batched=False)  # cvm, its nodes run by the batch
+                queue = parts[1]
+            elif member.error is not None:
                 self._close([member], batched=False)
                 continue
-            n = max(1, len(_nodes(member)))
-            if group and size + n > MAX_NODES:
-                self._close(group)
-                group, size = [], 0
-            group.append(member)
-            size += n
+            for m in queue:
+                n = max(1, len(_nodes(m)))
+                if group and size + n > MAX_NODES:
+                    self._close(group)
+                    group, size = [], 0
+                group.append(m)
+                size += n
         if group:
             self._close(group)
 

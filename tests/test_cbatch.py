@@ -9,7 +9,7 @@ import pytensor.tensor as pt
 import pytest
 from pytensor.compile.mode import Mode
 
-from conformance import cbatch
+from conformance import cbatch, cnodes
 from conformance.harness import Harness, Spec
 from conformance.registries import row_named
 from conformance.strategies.canonical import DRAWS, canonical_cases, draws
@@ -135,3 +135,48 @@ def test_float16_is_left_to_cvm():
     m = cbatch.Member("h", [x], [pt.sum(x, dtype="float16")], [np.ones((1, 1), "float16")])
     got = cbatch.Batch([m]).run("h", [np.array([[np.inf]], "float16")])
     assert np.isposinf(got[0])
+
+
+def repeat_between_c_nodes(x):
+    """exp and a sum (C code) around a Repeat (none): cvm runs Repeat in Python."""
+    return pt.repeat(pt.exp(x) * 2, 2, axis=0).sum(axis=0) + x[0]
+
+
+def test_a_graph_with_a_node_without_c_code_is_batched_node_by_node():
+    values = np.array([[0.5, -1.0], [2.0, 0.0]])
+    m = member("r", repeat_between_c_nodes, values)
+    other = member("o", lambda x: -x, np.ones(3))
+    batch = cbatch.Batch([m, other])
+    nodes = [k for k in batch._chunk_of if isinstance(k, tuple) and k[0] == "r"]
+    assert nodes, "no node of the graph went to the batch"
+    x = np.array([[np.inf, -0.0], [np.nan, 1e300]])
+    for given in (values, x):
+        got = batch.run("r", [given])
+        np.testing.assert_array_equal(got[0], cvm(m.inputs, m.outputs, [given])[0])
+    # the node members share a compiled module with the other graph
+    chunk = batch._chunk_of[nodes[0]]
+    assert chunk.fn is not False and {"o", nodes[0]} <= {n.key for n in chunk.together}
+
+
+def test_a_node_that_raises_raises_for_its_graph():
+    # a length-3 first axis against the static 2: cvm's SpecifyShape error, from the batch
+    def build(x):
+        return pt.repeat(pt.specify_shape(x, (2,)), 2) + 1
+    m = member("s", build, np.ones(2))
+    batch = cbatch.Batch([m])
+    assert any(isinstance(k, tuple) for k in batch._chunk_of)
+    with pytest.raises(AssertionError):
+        batch.run("s", [np.ones(3)])
+    np.testing.assert_array_equal(batch.run("s", [np.ones(2)])[0], np.full(4, 2.0))
+
+
+def test_views_of_a_rewritten_graph_are_left_to_cvm():
+    x = pt.tensor("x", dtype="float64", shape=(None, None))
+    out = pt.repeat(x.T, 2, axis=0) + 1  # a view (the transpose) before a Repeat
+    m = cbatch.Member("v", [x], [out], [np.ones((2, 3))])
+    nodes = cbatch._nodes(m)
+    plain = cnodes.split(m, lambda *a: None, nodes, rewritten=False)
+    rewritten = cnodes.split(m, lambda *a: None, nodes, rewritten=True)
+    kinds = [{type(p.outputs[0].owner.op).__name__ for p in parts[1]} for parts in (plain,
+                                                                                   rewritten)]
+    assert "DimShuffle" in kinds[0] and "DimShuffle" not in kinds[1], kinds
