@@ -98,8 +98,8 @@ CAUSES = {
         "ReduceMax and ReduceMin drop nan next to an infinity (ONNX: 'similar to numpy', "
         "which propagates nan)",
     "reducesum-int64-low-bits":
-        "ReduceSum on int64 loses low bits of values near 2**63 (uint64 sums and the "
-        "reductions einsum inlines run on it too)",
+        "ReduceSum on int64 loses low bits of values beyond 2**53, as if it added in "
+        "double (uint64 sums and the reductions einsum inlines run on it too)",
     "eigen-sse2-int64-compare":
         "Sign, Max and Min on int64 tensors of 2+ elements look at the low 32 bits only "
         "(Eigen's SSE2 int64 packet comparisons, which these CPU kernels vectorise through)",

@@ -193,7 +193,8 @@ def _c_wraps(op: str, example):
 def _ort_int64_sum(example):
     """uint64 sums run on int64 (ONNX Runtime has no uint64 ReduceSum): the same bits."""
     return {"backends": ORT_BACKENDS, "dtypes": ("int64", "uint64"), "blame": Blame.ONNXRUNTIME,
-            "reason": "ReduceSum on int64 (uint64 runs on it) loses low bits of values near 2**63",
+            "reason": "ReduceSum on int64 (uint64 runs on it) loses low bits of values beyond "
+                      "2**53",
             "cause": "reducesum-int64-low-bits",
             "match": "exact match required", "example": example}
 
