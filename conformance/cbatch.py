@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from conformance.cnodes import call as _call
 from conformance.cnodes import split
 from conformance.innergraphs import without_inner_rewrites
 
@@ -59,12 +60,6 @@ def _compile(inputs, outputs, linker: str, rewritten: bool = False):
         warnings.simplefilter("ignore")  # BLAS-fallback advice on pip installs
         return pytensor.function(inputs, outputs, mode=Mode(linker=linker, optimizer=None),
                                  on_unused_input="ignore", accept_inplace=rewritten)
-
-
-def _call(fn, values):
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return [np.array(o, copy=True) for o in fn(*[v.copy() for v in values])]
 
 
 def _nodes(member: Member) -> list:

@@ -19,9 +19,18 @@ where the rewrites made a view could hide an aliasing bug of their inplace ops.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
+
+
+def call(fn, values) -> list[np.ndarray]:
+    """``fn`` on copies of ``values``, its results copied (a batch feeds the same fillers
+    again and again), floating-point warnings silenced: the results are what is judged."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return [np.array(o, copy=True) for o in fn(*[v.copy() for v in values])]
 
 
 def _compiles_alone(node) -> bool:
@@ -95,8 +104,6 @@ def split(member, run: Callable, nodes: list, rewritten: bool):
     the batch's ``run``; ``nodes`` the member's nodes in topological order."""
     from pytensor.graph.basic import Constant
 
-    from conformance.cbatch import Member, _call
-
     chosen = [n for n in nodes if (not rewritten or not getattr(n.op, "view_map", None))
               and _compiles_alone(n)]
     if not chosen:
@@ -104,7 +111,7 @@ def split(member, run: Callable, nodes: list, rewritten: bool):
     traced = list(dict.fromkeys(v for n in chosen for v in n.inputs
                                 if not isinstance(v, Constant)))
     try:  # the values each node sees on the member's own inputs: its filler in the batch
-        seen = dict(zip(traced, _call(_tracer(member.inputs, traced, rewritten),
+        seen = dict(zip(traced, call(_tracer(member.inputs, traced, rewritten),
                                       member.values), strict=True)) if traced else {}
     # the member raises on its own values: it is run as a whole, as before
     except Exception:  # noqa: BLE001
@@ -123,10 +130,10 @@ def split(member, run: Callable, nodes: list, rewritten: bool):
         fresh = [v.type() for v in variable]
         replace = dict(zip(variable, fresh, strict=True))
         alone = node.clone_with_new_inputs([replace.get(v, v) for v in node.inputs])
-        parts.append(Member(key, fresh, list(alone.outputs), [seen[v] for v in variable]))
+        parts.append(type(member)(key, fresh, list(alone.outputs), [seen[v] for v in variable]))
         op = from_batch(run, key, [o.type for o in node.outputs])
         outputs = op(*[memo.get(v, v) for v in variable], return_list=True)
         memo.update(zip(node.outputs, outputs, strict=True))
-    outer = Member(member.key, list(member.inputs), [memo.get(o, o) for o in member.outputs],
+    outer = type(member)(member.key, list(member.inputs), [memo.get(o, o) for o in member.outputs],
                    member.values)
     return outer, parts
