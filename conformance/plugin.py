@@ -251,11 +251,12 @@ class ConformanceSession:
                               converter=self.converter_info)
         return failure_record(outcome, notes, bundle, repro_command(bundle))
 
-    def finish(self, session) -> Path | None:
+    def finish(self, session, moved: list[str] | None = None) -> Path | None:
+        """``moved``: the scheduling units that ran away from their home worker."""
         self.writer.write({"kind": "compile", **compilestats.totals()})
         if getattr(self.config, "workerinput", None) is None:
             self.writer.write({"kind": "finish", "exitstatus": int(session.exitstatus),
-                               "planned": session.testscollected})
+                               "planned": session.testscollected, "moved": moved or []})
         self.writer.close()
         if self.harness.isolated is not None:
             self.harness.isolated.close()
@@ -340,6 +341,11 @@ def pytest_runtest_setup(item):
     interrupt.check()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_keyboard_interrupt(excinfo):
+    interrupt.drop_lineless_entries(excinfo)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
@@ -388,11 +394,11 @@ def pytest_sessionstart(session):
 
 def pytest_sessionfinish(session):
     dsession = session.config.pluginmanager.getplugin("dsession")  # xdist's controller
-    save = getattr(getattr(dsession, "sched", None), "save_placement", None)
-    if save is not None:
-        save()
+    sched = getattr(dsession, "sched", None)
+    if hasattr(sched, "save_placement"):
+        sched.save_placement()
     state = _session(session.config)
-    state.report_path = state.finish(session)
+    state.report_path = state.finish(session, moved=getattr(sched, "moved", None))
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -406,6 +412,10 @@ def pytest_terminal_summary(terminalreporter, config):
             terminalreporter.write_line(
                 f"C modules compiled: {run['c_modules_compiled']} in "
                 f"{run['compile_seconds']:.0f} s of g++ (all workers)")
+        if run.get("rows_moved"):
+            terminalreporter.write_line(
+                f"rows run away from their home worker (compiled there again): "
+                f"{len(run['rows_moved'])}")
         if run.get("interrupted"):
             terminalreporter.write_line(
                 f"interrupted: {run['tests_ran']} of {run.get('tests_planned', '?')} tests ran")

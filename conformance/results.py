@@ -199,6 +199,9 @@ def _completion(runs: list, finishes: list, ran: int) -> dict:
     info = {"interrupted": not complete, "tests_ran": ran}
     if len(finishes) >= len(runs):
         info["tests_planned"] = sum(f.get("planned", 0) for f in finishes)
+    moved = sorted(unit.removeprefix("row:") for f in finishes for unit in f.get("moved", []))
+    if moved:
+        info["rows_moved"] = moved
     return info
 
 

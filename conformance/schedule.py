@@ -38,6 +38,8 @@ class RowAffinityScheduling(LoadScopeScheduling):
 
     #: unit -> index of the worker it went to in this run (saved for the next one)
     placed: dict[str, int]
+    #: units a worker took over from their home worker, in order (they compile there again)
+    moved: list[str]
 
     def _split_scope(self, nodeid: str) -> str:
         return row_scope(nodeid)
@@ -58,7 +60,7 @@ class RowAffinityScheduling(LoadScopeScheduling):
                 index = min(range(workers), key=lambda i: (loads[i], i))
                 self._home_of[scope] = index
                 loads[index] += len(tests)
-            self.placed, self._workers = {}, workers
+            self.placed, self.moved, self._workers = {}, [], workers
         return self._home_of
 
     def save_placement(self) -> None:
@@ -83,6 +85,8 @@ class RowAffinityScheduling(LoadScopeScheduling):
         # with none of its own left, it steals from the back: home workers start at the front
         scope = own[0] if own else next(reversed(self.workqueue))
         self.placed[scope] = index
+        if homes.get(scope, index) != index:
+            self.moved.append(scope)
         work_unit = self.workqueue.pop(scope)
         self.assigned_work.setdefault(node, OrderedDict())[scope] = work_unit
         collection = self.registered_collections[node]

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -52,11 +53,17 @@ def test_rows_stay_on_their_worker_each_with_its_own_compile_directory(tmp_path)
         workers.append(by_row)
         assert doc["run"]["interrupted"] is False
         assert doc["run"]["tests_ran"] == doc["run"]["tests_planned"] == len(doc["tests"])
-    assert workers[0] == workers[1]  # the same home worker: a warm run finds its modules
     dirs = {p.name for p in base.rglob("xdist-gw*")}
     assert dirs == {"xdist-gw0", "xdist-gw1"}
     first, second = (results(tmp_path / r)["run"] for r in ("first", "second"))
-    assert first["c_modules_compiled"] > 0 and second["c_modules_compiled"] == 0
+    # a worker that runs out of rows takes one over from its home worker: timing decides that
+    moved = set(second.get("rows_moved", []))
+    assert moved < set(workers[1]), moved
+    stayed = {row: w for row, w in workers[1].items() if row not in moved}
+    assert stayed == {row: workers[0][row] for row in stayed}  # a warm run finds its modules
+    assert first["c_modules_compiled"] > 0
+    if not moved:
+        assert second["c_modules_compiled"] == 0, second
 
 
 def test_last_failed_reruns_only_the_failures(tmp_path):
@@ -112,6 +119,38 @@ def test_an_interrupted_run_leaves_a_report_that_says_so(tmp_path):
     assert f"interrupted: {run['tests_ran']} of {run['tests_planned']} tests ran" in out
     html = (tmp_path / "conformance.html").read_text()
     assert f"{run['tests_ran']} of {run['tests_planned']} tests ran" in html
+
+
+def _interrupted_in_a_with_clean_up() -> KeyboardInterrupt:
+    """A KeyboardInterrupt whose innermost traceback entry has no line number, as when SIGINT
+    arrives during a ``with`` block's clean-up on Python 3.11."""
+    def block():
+        with open(os.devnull):
+            here = sys._getframe()
+        return here
+
+    frame = block()
+    lineless = next(start for start, _, line in frame.f_code.co_lines() if line is None)
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as exc:
+        exc.__traceback__.tb_next = types.TracebackType(None, frame, lineless, -1)
+        return exc
+
+
+def test_an_interrupt_without_a_line_number_still_prints():
+    from _pytest._code import ExceptionInfo
+
+    from conformance.interrupt import drop_lineless_entries
+
+    exc = _interrupted_in_a_with_clean_up()
+    if exc.__traceback__.tb_next.tb_lineno is not None:
+        pytest.skip("this Python gives every instruction a line number")
+    # unsanitized, pytest 9.2 on Python 3.11 fails here with a TypeError (seen in CI)
+    excinfo = ExceptionInfo.from_exception(exc)
+    drop_lineless_entries(excinfo)
+    printed = str(excinfo.getrepr(funcargs=True))
+    assert "KeyboardInterrupt" in printed and "_interrupted_in_a_with_clean_up" in printed
 
 
 class _Cache:

@@ -93,3 +93,15 @@ def test_a_run_without_its_finish_record_counts_as_interrupted(tmp_path):
     writer.close()
     run = merge([tmp_path / "main.jsonl"])["run"]
     assert run["interrupted"] is True and run["tests_ran"] == 1 and "tests_planned" not in run
+
+
+def test_rows_that_left_their_home_worker_are_listed_once_per_shard(tmp_path):
+    for run, shard, moved in (("a", "1/2", ["row:sqr"]), ("b", "2/2", ["row:abs", "x.py::t"])):
+        writer = ResultsWriter(tmp_path / run / "main.jsonl")
+        writer.write({"kind": "run", "shard": shard})
+        writer.write({"kind": "finish", "exitstatus": 0, "planned": 0, "moved": moved})
+        writer.close()
+    run = merge([tmp_path / r / "main.jsonl" for r in "ab"])["run"]
+    assert run["rows_moved"] == ["abs", "sqr", "x.py::t"]
+    alone = merge([tmp_path / "a" / "main.jsonl"])["run"]
+    assert alone["rows_moved"] == ["sqr"]
