@@ -6,6 +6,8 @@ names another, and the outer function's mode does not reach it.
 
 from __future__ import annotations
 
+import functools
+
 
 def without_inner_rewrites(outputs: list, linker: str) -> list:
     """``outputs`` recomputed with every inner graph (OpFromGraph, Scan) run by ``linker``
@@ -53,19 +55,49 @@ def without_inner_rewrites(outputs: list, linker: str) -> list:
 
 def _rewritten_inner(op) -> tuple[list, list]:
     """The inner graph of OpFromGraph ``op`` as its own compiled function rewrites it: the
-    op's compile path (its mode's rewrites, and whatever the PyTensor release adds to them)
-    with the Python linker, which compiles nothing."""
+    op's compile path (its mode's rewrites, and whatever the PyTensor release adds to them),
+    stopped where the rewritten graph goes to the linker. Linking, even by the Python linker,
+    would compile the function of each Scan in the graph with the C linker (a second for a
+    reflect pad), for a graph that only gets inlined."""
     from copy import copy
 
     from pytensor.compile.mode import Mode, get_mode
 
-    from converter import function_graph
-
     inner_mode = get_mode(op.kwargs.get("mode"))
     probe = copy(op)
-    probe.kwargs = {**op.kwargs, "mode": Mode(linker="py", optimizer=inner_mode.provided_optimizer)}
+    stop = Mode(linker=_stop_at_linker()(), optimizer=inner_mode.provided_optimizer)
+    probe.kwargs = {**op.kwargs, "mode": stop}
     probe._fn = None
-    return function_graph(probe.fn)
+    try:
+        probe.fn  # noqa: B018 - the property compiles, and the linker stops it
+    except _Rewritten as done:
+        return list(done.fgraph.inputs), list(done.fgraph.outputs)
+    raise RuntimeError("pytensor.function linked the graph without handing it to the linker")
+
+
+class _Rewritten(Exception):
+    """Carries the rewritten graph out of pytensor.function."""
+
+    def __init__(self, fgraph):
+        super().__init__("rewritten")
+        self.fgraph = fgraph
+
+
+@functools.cache
+def _stop_at_linker() -> type:
+    """The linker class (built on first use: importing PyTensor is slow)."""
+    from pytensor.link.basic import Linker
+
+    class StopAtLinker(Linker):
+        """Hands the graph pytensor.function rewrote back to the caller, unlinked."""
+
+        def accept(self, fgraph, no_recycling=None, profile=None):
+            raise _Rewritten(fgraph)
+
+        def make_thunk(self, **kwargs):
+            raise NotImplementedError("StopAtLinker never links")
+
+    return StopAtLinker
 
 
 def inlined(inputs: list, outputs: list, rewritten: bool = False) -> tuple[list, list]:

@@ -235,7 +235,7 @@ class ConformanceSession:
         compiled = {k: round(totals[k] - self._compiled[k], 2) for k in totals}
         self._compiled = totals
         self.writer.write({"kind": "test", **record, "worker": self.worker,
-                           "compiled": compiled})
+                           "compiled": compiled, "ended": round(time.time(), 3)})
 
     def failure(self, outcome: CaseOutcome, notes) -> dict:
         from conformance.bundle import bundle_name, write_bundle
@@ -253,6 +253,10 @@ class ConformanceSession:
 
     def finish(self, session, moved: list[str] | None = None) -> Path | None:
         """``moved``: the scheduling units that ran away from their home worker."""
+        if self.config.option.collectonly:  # nothing ran: keep the last run's report
+            self.writer.close()
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+            return None
         self.writer.write({"kind": "compile", **compilestats.totals()})
         if getattr(self.config, "workerinput", None) is None:
             self.writer.write({"kind": "finish", "exitstatus": int(session.exitstatus),

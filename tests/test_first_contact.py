@@ -73,6 +73,12 @@ def test_last_failed_reruns_only_the_failures(tmp_path):
     first = conformance(*select, tmp_path=tmp_path / "first", converter=broken)
     outcomes = {t["test"]: t["outcome"] for t in results(tmp_path / "first")["tests"]}
     assert outcomes == {"exp[float64]": "failed", "neg[float64]": "passed"}, first.stdout[-3000:]
+    before = (tmp_path / "first" / "results.json").read_text()
+    listed = conformance(*select, "--collect-only", tmp_path=tmp_path / "first")
+    assert listed.returncode == 0 and "2 tests collected" in listed.stdout, listed.stdout[-2000:]
+    # listing the tests leaves the last report alone
+    assert (tmp_path / "first" / "results.json").read_text() == before
+    assert len(list((tmp_path / "first" / ".runs").iterdir())) == 1
     again = conformance(*select, "--lf", tmp_path=tmp_path / "again", converter=broken)
     assert again.returncode == 1
     rerun = [t["test"] for t in results(tmp_path / "again")["tests"]]

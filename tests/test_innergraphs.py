@@ -53,3 +53,30 @@ def test_an_unrewritten_graph_inlines_the_inner_graph_as_built():
     assert not ofg_nodes(outputs)
     # as the unoptimized backend runs the op: inf - inf
     np.testing.assert_array_equal(run(inputs, outputs), [np.nan, 0.0])
+
+
+def test_the_inner_graph_is_rewritten_as_the_ops_own_function_rewrites_it_but_not_linked():
+    from copy import copy
+
+    from pytensor.compile.mode import get_mode
+
+    from conformance.innergraphs import _rewritten_inner
+
+    x = pt.matrix("x", dtype="float32")
+    op = pt.pad(x, [[1, 3], [2, 0]], mode="reflect").owner.op  # Scans inside: slow to link
+    inputs, outputs = _rewritten_inner(op)
+    # the op's own compile, linked (by the Python linker, whose rewrites the batches take)
+    linked = copy(op)
+    linked.kwargs = {**op.kwargs, "mode": Mode(
+        linker="py", optimizer=get_mode(op.kwargs.get("mode")).provided_optimizer)}
+    linked._fn = None
+    want_inputs, want_outputs = function_graph(linked.fn)
+    assert any(n.op.__class__.__name__ == "Scan" for n in linked.fn.maker.fgraph.apply_nodes)
+    assert len(inputs) == len(want_inputs)
+    # each Scan compiles its own inner graph when it runs (PyTensor 2.38 rewrites it in place
+    # then), so the outer graphs are compared
+    assert outer(outputs) == outer(want_outputs)
+
+
+def outer(outputs) -> str:
+    return pytensor.dprint(outputs, file="str", print_type=True).split("Inner graphs:")[0]
