@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -76,7 +77,13 @@ def special_values(dtype) -> list:
 
 def elements(dtype, domain: Domain = ANY):
     """Scalars of ``dtype`` inside ``domain``: about one in four is a special value."""
-    dtype = np.dtype(dtype)
+    return _elements(np.dtype(dtype), domain)
+
+
+@functools.lru_cache(maxsize=512)
+def _elements(dtype: np.dtype, domain: Domain):
+    # built once per dtype and domain: the strategies are immutable, and every array drawn
+    # for every example asked for them anew
     specials = [v for v in special_values(dtype) if dtype == np.bool_ or domain.contains(v, dtype)]
     if dtype == np.bool_:
         general = st.booleans()
