@@ -418,8 +418,8 @@ def pytest_terminal_summary(terminalreporter, config):
                 f"{run['compile_seconds']:.0f} s of g++ (all workers)")
         if run.get("rows_moved"):
             terminalreporter.write_line(
-                f"rows run away from their home worker (compiled there again): "
-                f"{len(run['rows_moved'])}")
+                f"rows a worker took over from their home worker: {len(run['rows_moved'])} "
+                "(their C modules compile again where that worker never ran them)")
         if run.get("interrupted"):
             terminalreporter.write_line(
                 f"interrupted: {run['tests_ran']} of {run.get('tests_planned', '?')} tests ran")
