@@ -288,6 +288,7 @@ def pytest_configure(config):
     config.pluginmanager.register(session, "conformance-session")
     if getattr(config, "workerinput", None) is None:
         _controller["session"] = session
+        _controller.pop("sched", None)  # a scheduler of an earlier session in this process
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -295,7 +296,8 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") == "load":
         from conformance.schedule import RowAffinityScheduling
 
-        return RowAffinityScheduling(config, log)
+        _controller["sched"] = RowAffinityScheduling(config, log)
+        return _controller["sched"]
     return None
 
 
@@ -360,10 +362,13 @@ def pytest_runtest_makereport(item, call):
 
 def pytest_runtest_logreport(report):
     """In the controller: a line about C compilation every half minute while it goes on, so
-    a cold first run does not look stuck."""
+    a cold first run does not look stuck; and each row's seconds, for the scheduler."""
     for key, totals in getattr(report, "user_properties", ()):
         if key == "conformance_compiled":
             _progress.update(report, totals)
+    sched = _controller.get("sched")
+    if sched is not None:  # how long each row took, for the next run's order
+        sched.note(report.nodeid, report.duration)
 
 
 class _Progress:

@@ -40,6 +40,8 @@ class RowAffinityScheduling(LoadScopeScheduling):
     placed: dict[str, int]
     #: units a worker took over from their home worker, in order (they compile there again)
     moved: list[str]
+    #: unit -> seconds its tests took in this run (saved: the next run starts the longest)
+    seconds: dict[str, float]
 
     def _split_scope(self, nodeid: str) -> str:
         return row_scope(nodeid)
@@ -60,8 +62,21 @@ class RowAffinityScheduling(LoadScopeScheduling):
                 index = min(range(workers), key=lambda i: (loads[i], i))
                 self._home_of[scope] = index
                 loads[index] += len(tests)
-            self.placed, self.moved, self._workers = {}, [], workers
+            self.placed, self.moved, self.seconds, self._workers = {}, [], {}, workers
+            cache = getattr(self.config, "cache", None)
+            saved = cache.get(PLACED, {}) if cache is not None else {}
+            self._last_seconds = saved.get("seconds", {})
         return self._home_of
+
+    def _cost(self, scope: str) -> float:
+        """What the unit took last time (0 when not seen)."""
+        return self._last_seconds.get(scope, 0.0)
+
+    def note(self, nodeid: str, seconds: float) -> None:
+        """A test phase's duration, added to its unit's (reports reach the controller)."""
+        if getattr(self, "seconds", None) is not None:
+            scope = row_scope(nodeid)
+            self.seconds[scope] = self.seconds.get(scope, 0.0) + seconds
 
     def save_placement(self) -> None:
         """Called when the run ends: where each unit ran, for the next run's homes (added to
@@ -69,7 +84,9 @@ class RowAffinityScheduling(LoadScopeScheduling):
         cache = getattr(self.config, "cache", None)
         if cache is not None and getattr(self, "placed", None):
             units = {**self._last(self._workers), **self.placed}
-            cache.set(PLACED, {"workers": self._workers, "units": units})
+            seconds = {**self._last_seconds,
+                       **{k: round(v, 3) for k, v in self.seconds.items()}}
+            cache.set(PLACED, {"workers": self._workers, "units": units, "seconds": seconds})
 
     def _last(self, workers: int) -> dict[str, int]:
         """Where units ran in earlier runs with ``workers`` workers (none without a cache)."""
@@ -82,8 +99,11 @@ class RowAffinityScheduling(LoadScopeScheduling):
         workers = sorted(self.nodes, key=lambda n: int(re.sub(r"\D", "", n.gateway.id) or 0))
         index = workers.index(node) if node in workers else 0
         own = [s for s in self.workqueue if homes.get(s, index) == index]
-        # with none of its own left, it steals from the back: home workers start at the front
-        scope = own[0] if own else next(reversed(self.workqueue))
+        # The longest first (by last run's seconds; queue order on a tie, as in a first run),
+        # so that the run ends on short units and no worker idles long at the end. With none
+        # of its own left a worker takes over the longest of the rest, from the back on a tie
+        # (home workers start at the front).
+        scope = max(own or list(reversed(self.workqueue)), key=self._cost)
         self.placed[scope] = index
         if homes.get(scope, index) != index:
             self.moved.append(scope)

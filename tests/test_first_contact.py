@@ -194,7 +194,41 @@ def test_a_unit_goes_home_to_the_worker_that_ran_it_last_time():
     sched.placed = {"row:a": 0, "row:c": 0}  # this run: worker 0 took row:a over
     RowAffinityScheduling.save_placement(sched)
     assert cache.saved[PLACED] == {"workers": 2, "units": {"row:a": 0, "row:b": 1, "row:c": 0,
-                                                           "row:z": 0}}
+                                                           "row:z": 0}, "seconds": {}}
     # another number of workers: last time's placement says nothing
     _, homes = _scheduler(cache, {"row:a": 4, "row:b": 4}, workers=3)
     assert sorted(homes.values()) == [0, 1]
+
+
+def test_a_worker_starts_its_longest_units_and_takes_over_the_longest_left():
+    """Last run's seconds order the units, so that a run ends on short ones."""
+    from types import SimpleNamespace
+
+    from conformance.schedule import PLACED, RowAffinityScheduling
+
+    cache = _Cache({PLACED: {"workers": 2, "units": {"row:a": 0, "row:b": 0, "row:c": 0},
+                             "seconds": {"row:a": 1.0, "row:b": 9.0, "row:c": 4.0}}})
+    sched, homes = _scheduler(cache, {"row:a": 4, "row:b": 4, "row:c": 4, "row:new": 2})
+    class Node:  # what the scheduler uses of an xdist worker
+        def __init__(self, i):
+            self.gateway = SimpleNamespace(id=f"gw{i}")
+
+        def send_runtest_some(self, indices):
+            pass
+
+    nodes = [Node(0), Node(1)]
+    sched.nodes, sched.assigned_work, sched.moved = nodes, {}, []
+    sched.registered_collections = {n: list(range(4)) for n in nodes}
+    sched._cost = lambda scope: RowAffinityScheduling._cost(sched, scope)
+    sched._homes = lambda: homes
+    assign = RowAffinityScheduling._assign_work_unit
+    assign(sched, nodes[0])
+    assign(sched, nodes[0])
+    assert list(sched.assigned_work[nodes[0]]) == ["row:b", "row:c"]
+    assign(sched, nodes[1])  # its own: the new unit
+    assign(sched, nodes[1])  # none of its own left: the longest of the rest, taken over
+    assert list(sched.assigned_work[nodes[1]]) == ["row:new", "row:a"]
+    assert sched.moved == ["row:a"]
+    RowAffinityScheduling.note(sched, "conformance/test_conformance.py::test_op[a[int8]]", 2.5)
+    RowAffinityScheduling.save_placement(sched)
+    assert cache.saved[PLACED]["seconds"] == {"row:a": 2.5, "row:b": 9.0, "row:c": 4.0}
