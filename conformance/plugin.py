@@ -402,9 +402,8 @@ def pytest_sessionstart(session):
 
 
 def pytest_sessionfinish(session):
-    dsession = session.config.pluginmanager.getplugin("dsession")  # xdist's controller
-    sched = getattr(dsession, "sched", None)
-    if hasattr(sched, "save_placement"):
+    sched = _controller.get("sched")  # ours, when xdist's controller schedules with it
+    if sched is not None:
         sched.save_placement()
     state = _session(session.config)
     state.report_path = state.finish(session, moved=getattr(sched, "moved", None))
