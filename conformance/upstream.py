@@ -65,6 +65,9 @@ CAUSES = {
         "ReduceMax and ReduceMin on uint32 and int64 compare as int32 from four elements on "
         "(the vectorised path), so values beyond int32's range land on the wrong side (uint32 "
         "from 2**31 up count as negative); fixed in 1.32",
+    "ort-where-negative-zero":
+        "Where returns +0.0 where it selects a -0.0 from X (and from a broadcast Y): its "
+        "merge keeps X's selection only where it is nonzero",
     "ort-reduce-float16-zero-sign":
         "float16 ReduceMax and ReduceMin of opposite zeros from four elements on return the "
         "zero numpy does not (numpy: the first)",

@@ -60,11 +60,12 @@ PY_MINMAX_ZERO = {
 }
 # Random graphs judge no zero signs: floats compose despite the two records above.
 MINMAX_COMPOSES = Composes(domains=(ANY, ANY), dtypes=tuple(d for d in ALL if d not in WIDE_INTS))
-# ONNX Runtime's optimized Where returns +0.0 where it selects a -0.0 (found by the grid).
+# ONNX Runtime's Where merges its two selections by taking X's where it is nonzero, so a
+# -0.0 selected from X comes back as Y's +0.0 (microsoft/onnxruntime#32191; the grid found it).
 ORT_WHERE_ZERO_SIGN = {
-    "backends": ("onnxruntime", "onnxruntime-rewritten"), "dtypes": FLOATS,
-    "blame": Blame.ONNXRUNTIME,
-    "reason": "Where (after graph optimization) returns +0.0 where it selects a -0.0",
+    "backends": ORT_BACKENDS, "dtypes": FLOATS, "blame": Blame.ONNXRUNTIME,
+    "cause": "ort-where-negative-zero",
+    "reason": "Where returns +0.0 where it selects a -0.0 (its merge skips zeros)",
     "match": r"=0\.0 but pytensor-py=-0\.0 \(sign of zero differs\)",
     "when": lambda case: any(bool(((v == 0) & np.signbit(v)).any()) for v in case.values),
 }

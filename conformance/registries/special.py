@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytensor.tensor as pt
+from scipy import special
 
+from conformance.registries.elemwise import ORT_WHERE_ZERO_SIGN
 from conformance.registry import C_BACKENDS, ONNX_BACKENDS, Blame, Case, Composes, Row, Tol
 from conformance.strategies import ANY, Domain, dtypes, elemwise, fixed
 from conformance.strategies.graphs import well_conditioned
@@ -80,6 +82,17 @@ def gamma_zero_in_scipy(case: Case) -> bool:
     return bool(((x < SCIPY_GAMMA_ZERO_BELOW) & (x > -172) & (x != np.floor(x))).any())
 
 
+def gamma_is_negative_zero(case: Case) -> bool:
+    """Some x where Gamma(x), computed as the converter computes it (float16 in float32),
+    underflows to -0.0: every Where on the way may drop the sign in ONNX Runtime."""
+    x = case.values[0]
+    if x.dtype.kind != "f":
+        return False
+    with np.errstate(all="ignore"):
+        result = special.gamma(x.astype(np.float32 if x.dtype == np.float16 else x.dtype))
+    return bool(((result == 0) & np.signbit(result)).any())
+
+
 # Random graphs keep gammaln and psi on the positive axis: next to their roots on the
 # negative axis the float32 error is above the graphs' float32 tolerance. The bounds also
 # keep every record's arguments out: psi's C pole at +0, scipy's gammaln overflow for
@@ -126,5 +139,7 @@ ROWS = [
                "float64": Tol(rtol=1e-14, atol=SUBNORMAL_64)})
     .xfail(backends=NOT_SCIPY, dtypes=("float64",), blame=Blame.PYTENSOR,
            reason="scipy's gamma is +-0 for x in (-171.62, -170.57), where |Gamma(x)| ~ 1e-308",
-           match="abs err", when=gamma_zero_in_scipy, example=fixed(-170.6461089723011)),
+           match="abs err", when=gamma_zero_in_scipy, example=fixed(-170.6461089723011))
+    .xfail(**{**ORT_WHERE_ZERO_SIGN, "when": gamma_is_negative_zero},
+           example=lambda dtype: fixed(-180.5 if dtype == "float64" else -40.5)(dtype)),
 ]
