@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from conformance.innergraphs import without_inner_rewrites
+from conformance.innergraphs import inlined, without_inner_rewrites
+from conformance.rewritestore import RewriteStore
 
 Runner = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -25,7 +26,11 @@ class Graph:
     inputs: list
     outputs: list
     convert: Callable  # (inputs, outputs, *, opset) -> onnx.ModelProto
+    #: where derived graphs outlive the run (conformance.rewritestore), under ``key``
+    store: RewriteStore | None = None
+    key: tuple = ()
     _models: dict = field(default_factory=dict)
+    _derived: dict = field(default_factory=dict)
     _runners: dict = field(default_factory=dict)
     _functions: dict = field(default_factory=dict)
 
@@ -72,7 +77,20 @@ class Graph:
         compiles nothing, and the rewrites do not depend on the linker."""
         from converter import function_graph
 
-        return function_graph(self.function("py", optimizer))
+        return self._derive(f"rewritten-{optimizer}",
+                            lambda: function_graph(self.function("py", optimizer)))
+
+    def rewritten_inlined(self, optimizer: str) -> tuple[list, list]:
+        """:meth:`rewritten` with each OpFromGraph replaced by its inner graph, rewritten as
+        the op's own function would be (conformance.innergraphs.inlined)."""
+        return self._derive(f"inlined-{optimizer}",
+                            lambda: inlined(*self.rewritten(optimizer), rewritten=True))
+
+    def _derive(self, what: str, build: Callable[[], tuple[list, list]]) -> tuple[list, list]:
+        if what not in self._derived:
+            self._derived[what] = (build() if self.store is None else
+                                   self.store.get((*self.key, what), build))
+        return self._derived[what]
 
     def onnx_model(self, opset: int):
         """The converted model, or the exception the converter raised (kept, not retried)."""

@@ -24,6 +24,7 @@ from conformance.cbatch import Batch, Member
 from conformance.innergraphs import inlined
 from conformance.oracle import Comparison, compare, describe_error
 from conformance.registry import Blame, Case, Known, Row
+from conformance.rewritestore import RewriteStore
 from conformance.strategies.canonical import Store
 from converter.errors import UnsupportedOpError
 
@@ -230,9 +231,11 @@ class Harness:
     worker's memory stays flat however many rows it runs."""
 
     def __init__(self, convert: Callable, isolated=None, *, c_all_layouts: bool = False,
-                 claims_every_row: bool = False, canonical_store: Store | None = None):
+                 claims_every_row: bool = False, canonical_store: Store | None = None,
+                 rewrite_store: RewriteStore | None = None):
         self.convert = convert
         self.canonical_store = canonical_store or Store()
+        self.rewrite_store = rewrite_store
         self.isolated = isolated  # an isolate.Isolated: convert and run backends in a child
         self.c_all_layouts = c_all_layouts
         #: the converter claims every registry row (the project's own): a refusal fails
@@ -302,8 +305,8 @@ class Harness:
                                           case.values))
                     continue
                 try:
-                    members.append(Member(key, *inlined(*graph.rewritten(backend.optimizer),
-                                                        rewritten=True), case.values))
+                    members.append(Member(key, *graph.rewritten_inlined(backend.optimizer),
+                                          case.values))
                 # a rewrite that raises is this backend's result on every input
                 except Exception as exc:  # noqa: BLE001
                     members.append(Member(key, graph.inputs, graph.outputs, case.values, exc))
@@ -318,7 +321,7 @@ class Harness:
             convert = validated(self.convert)
             if self.isolated is not None:  # the child validates
                 convert = functools.partial(self.isolated.convert, recipe(spec, case))
-            self._graphs[key] = Graph(inputs, outputs, convert)
+            self._graphs[key] = Graph(inputs, outputs, convert, self.rewrite_store, key)
         return self._graphs[key]
 
     def _compares(self, backend: Backend, spec: Spec, case: Case) -> bool:

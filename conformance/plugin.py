@@ -16,6 +16,7 @@ from conformance import compilestats, converters, fastcompile, interrupt, profil
 from conformance.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE
 from conformance.harness import CaseOutcome, Harness, Spec
 from conformance.results import ResultsWriter, merge, write_results
+from conformance.rewritestore import RewriteStore
 from conformance.runner import failure_record, repro_command
 from conformance.strategies.canonical import Store
 
@@ -123,7 +124,9 @@ class ConformanceSession:
                                c_all_layouts=config.getoption("c_layouts") == "all",
                                claims_every_row=converters.claims_every_row(convert),
                                canonical_store=Store(cache.mkdir("conformance-canonical")
-                                                     if cache is not None else None))
+                                                     if cache is not None else None),
+                               rewrite_store=RewriteStore(cache.mkdir("conformance-rewritten")
+                                                          if cache is not None else None))
         self.converter_info = {"spec": self.converter_spec,
                                "version": converters.version(self.converter_spec)}
         self.strict_records = config.getoption("strict_records")

@@ -63,7 +63,7 @@ def canonical_cases(factory, dtypes: Sequence[str]) -> dict[str, Case]:
 
 
 @functools.cache
-def _fingerprint() -> bytes:
+def fingerprint() -> bytes:
     """What the draws depend on: the harness's code (strategies and registry rows) and the
     releases of the libraries that draw and build them."""
     digest = hashlib.sha256(str(DRAWS).encode())
@@ -87,7 +87,7 @@ class Store:
     def cases(self, row) -> dict[str, Case]:
         if self.folder is None:
             return canonical_cases(row.cases, row.dtypes)
-        key = hashlib.sha256(_fingerprint() + repr((row.name, row.dtypes)).encode())
+        key = hashlib.sha256(fingerprint() + repr((row.name, row.dtypes)).encode())
         path = self.folder / f"{row.name}-{key.hexdigest()[:16]}.pickle"
         # a missing, cut-short or unreadable file is drawn again
         with contextlib.suppress(OSError, EOFError, pickle.UnpicklingError, AttributeError,

@@ -250,13 +250,14 @@ class Composer:
     def judges_zero_signs(self, case: Case) -> bool:
         """Whether a graph's zero signs are judged: when every node's row judges them, has
         no record on the graph's dtype and takes its operands unguarded. Guards select
-        through Where, which ONNX Runtime's optimizer turns -0.0 into +0.0 in (a record of
+        through Where, which returns a selected -0.0 as +0.0 in ONNX Runtime (a record of
         the switch row), and a recorded divergence may show as a zero's sign."""
         by_name = {r.name: r for r in self._all()}
         dtype = case.values[0].dtype.name
         for name, _, _ in dict(case.params)["nodes"]:
             row = by_name[name]
-            if (not row.judges_zero_signs(case) or row.known_for(dtype)
+            # a row that judges them on some cases only reads its own cases' parameters
+            if (row.signed_zeros is not True or row.known_for(dtype)
                     or any(d != ANY for d in node_spec(row).domains)):
                 return False
         return True
