@@ -14,7 +14,6 @@ from pathlib import Path
 import jinja2
 
 from conformance.report import code, matrix, sections
-from conformance.results import jsonable
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("conformance", "report/templates"),
@@ -58,7 +57,8 @@ def context(doc: dict) -> dict:
             "blame": sorted({b for r in rows for b in r["blames"]}),
         },
         "details": matrix.details(doc),
-        "data": jsonable({"backends": backends, "tests": matrix.cell_data(doc, backends)}),
+        # copied from the document, which is plain JSON data already (conformance.results)
+        "data": {"backends": backends, "tests": matrix.cell_data(doc, backends)},
         "errors": sections.error_plots(doc, backends),
         "coverage": sections.coverage(doc, rows),
         "speed": sections.speed(doc, backends),
