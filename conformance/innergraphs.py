@@ -48,7 +48,8 @@ def without_inner_rewrites(outputs: list, linker: str) -> list:
     if not any(isinstance(n.op, OpFromGraph | Scan) for n in io_toposort([], outputs)):
         return outputs
     equiv = clone_get_equiv([], outputs, copy_inputs=False, copy_orphans=False)
-    cloned = [equiv[o] for o in outputs]
+    # an output that is a graph input stays itself (PyTensor clones root outputs)
+    cloned = [o if o.owner is None else equiv[o] for o in outputs]
     patch(io_toposort([], cloned))
     return cloned
 
