@@ -111,6 +111,9 @@ RECORDS: dict[str, Schema] = {
         "backends": MapOf(Tuple(Literal("pass", "fail", "xfail", "unsupported"),
                                 ERROR, ERROR, ERROR)),
     }, optional={"classes": NAMES, "rows": ListOf(STRING)}),
+    "examples": Obj(required={"test": STRING, "backends": MapOf(CELL)},
+                    optional={"examples": COUNT, "classes": MapOf(COUNT),
+                              "rows": MapOf(COUNT)}),
     "graph": Obj(required={"test": STRING}, optional={"op_kinds": NAMES, "onnx_ops": NAMES}),
     "test": TEST,
     "compile": Obj(optional={"modules": COUNT, "seconds": NUMBER}),
@@ -118,7 +121,7 @@ RECORDS: dict[str, Schema] = {
 }
 _KIND = Obj(required={"kind": STRING})
 #: Records that make a row of the report; the others only annotate rows or the run.
-USABLE = frozenset({"example", "test"})
+USABLE = frozenset({"example", "examples", "test"})
 
 _STATUS_LISTS = ListOf(Nullable(Literal(*STATUSES)))
 _TREND_ITEM = Obj(required={"test": STRING, "previous": Nullable(STRING), "current": STRING},

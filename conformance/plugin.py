@@ -15,7 +15,7 @@ import pytest
 from conformance import compilestats, converters, fastcompile, interrupt, profiles, pytensor_env
 from conformance.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE
 from conformance.harness import CaseOutcome, Harness, Spec
-from conformance.results import ResultsWriter, merge, write_results
+from conformance.results import ExampleTally, ResultsWriter, merge, write_results
 from conformance.rewritestore import RewriteStore
 from conformance.runner import failure_record, repro_command
 from conformance.strategies.canonical import Store
@@ -157,6 +157,8 @@ class ConformanceSession:
         self._compiled = compilestats.totals()
         self.writer = ResultsWriter(self.run_dir / f"{worker}.jsonl")
         self._graphs_seen: set[tuple] = set()
+        #: examples of the tests under way, written with each test's record
+        self._tallies: dict[str, ExampleTally] = {}
         if workerinput is None:
             self.writer.write({"kind": "run", **self.run_info()})
 
@@ -213,15 +215,10 @@ class ConformanceSession:
             self.writer.write({"kind": "graph", "test": spec.test_id,
                                **outcome.graph.coverage(spec.opset)})
         nodes = dict(outcome.case.params).get("nodes") or ()
-        self.writer.write({
-            "kind": "example", "test": spec.test_id, "classes": outcome.case.value_classes(),
-            **({"rows": [node[0] for node in nodes]} if nodes else {}),
-            "backends": {
-                v.backend: [v.outcome, v.comparison.max_abs, v.comparison.max_rel,
-                            v.comparison.max_ulp]
-                for v in outcome.verdicts
-            },
-        })
+        self._tallies.setdefault(spec.test_id, ExampleTally()).add(
+            outcome.case.value_classes(), [node[0] for node in nodes],
+            {v.backend: [v.outcome, v.comparison.max_abs, v.comparison.max_rel,
+                         v.comparison.max_ulp] for v in outcome.verdicts})
 
     def record_crash(self, nodeid: str, worker: str, detail: str) -> None:
         """In the controller: a test whose worker died has no record of its own; without
@@ -240,6 +237,9 @@ class ConformanceSession:
                         "blame": "unknown"}})
 
     def record_test(self, record: dict) -> None:
+        tally = self._tallies.pop(record["test"], None)
+        if tally is not None:
+            self.writer.write(tally.record(record["test"]))
         totals = compilestats.totals()
         compiled = {k: round(totals[k] - self._compiled[k], 2) for k in totals}
         self._compiled = totals
@@ -266,6 +266,10 @@ class ConformanceSession:
             self.writer.close()
             shutil.rmtree(self.run_dir, ignore_errors=True)
             return None
+        # a test stopped before its record still shows its examples (an incomplete row)
+        for test, tally in self._tallies.items():
+            self.writer.write(tally.record(test))
+        self._tallies.clear()
         self.writer.write({"kind": "compile", **compilestats.totals()})
         if getattr(self.config, "workerinput", None) is None:
             self.writer.write({"kind": "finish", "exitstatus": int(session.exitstatus),

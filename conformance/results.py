@@ -111,6 +111,46 @@ def _add_example(cell: dict, outcome: str, errors) -> None:
             hist[label] = hist.get(label, 0) + 1
 
 
+class ExampleTally:
+    """One test's examples folded as :func:`merge` folds them, so that a worker writes one
+    ``examples`` record per test rather than an ``example`` record per example (a run has
+    tens of thousands, each written, then read back and folded at the end of the run)."""
+
+    def __init__(self):
+        self.examples = 0
+        self.classes: Counter = Counter()
+        self.rows: Counter = Counter()
+        self.backends: dict[str, dict] = {}
+
+    def add(self, classes, rows, verdicts: dict) -> None:
+        """One example: its input classes, its graph's rows, and per backend
+        ``[outcome, abs error, rel error, ulp error]`` (as an ``example`` record holds)."""
+        self.examples += 1
+        self.classes.update(classes)
+        self.rows.update(rows)
+        for name, (outcome, *errors) in verdicts.items():
+            _add_example(self.backends.setdefault(name, _new_cell()), outcome, errors)
+
+    def record(self, test: str) -> dict:
+        return {"kind": "examples", "test": test, "examples": self.examples,
+                "classes": dict(self.classes), "rows": dict(self.rows),
+                "backends": self.backends}
+
+
+def _fold_cell(into: dict, cell: dict) -> None:
+    """Add one worker's cell (counts, worst errors, histograms) to ``into``."""
+    for key, val in cell.items():
+        if key.startswith("max_"):
+            into[key] = _worse(into.get(key), _as_float(val))
+        elif key == "err_hist":
+            for kind, hist in val.items():
+                into_hist = into["err_hist"].setdefault(kind, {})
+                for label, count in hist.items():
+                    into_hist[label] = into_hist.get(label, 0) + count
+        else:
+            into[key] = into.get(key, 0) + val
+
+
 def _worse(old, new):
     if new is None or (isinstance(new, float) and math.isnan(new)):
         return old
@@ -142,6 +182,13 @@ def merge(paths, *, run: dict | None = None) -> dict:
             graph_rows[tid].update(rec.get("rows", []))
             for name, (outcome, *errors) in rec["backends"].items():
                 _add_example(backends[tid].setdefault(name, _new_cell()), outcome, errors)
+        elif rec.get("kind") == "examples":
+            tid = rec["test"]
+            examples[tid] += rec.get("examples", 0)
+            classes[tid].update(rec.get("classes", {}))
+            graph_rows[tid].update(rec.get("rows", {}))
+            for name, cell in rec["backends"].items():
+                _fold_cell(backends[tid].setdefault(name, _new_cell()), cell)
         elif rec.get("kind") == "graph":
             kinds[rec["test"]].update(rec.get("op_kinds", []))
             emitted[rec["test"]].update(rec.get("onnx_ops", []))

@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from conformance.results import ResultsWriter, jsonable, load_results, merge, write_results
+from conformance.results import (
+    ExampleTally,
+    ResultsWriter,
+    jsonable,
+    load_results,
+    merge,
+    write_results,
+)
 
 
 def example(test, outcome="pass", err=0.0, classes=("0-d",)):
@@ -31,6 +38,34 @@ def test_merge_folds_workers_counts_outcomes_and_worst_errors(tmp_path):
     assert (cell["pass"], cell["fail"], cell["max_abs_err"]) == (2, 1, "inf")
     assert test["examples"] == 3 and test["value_classes"] == {"0-d": 2, "empty": 1}
     assert doc["run"]["profile"] == "dev" and test["outcome"] == "failed"
+
+
+def test_a_tally_of_examples_merges_as_the_examples_one_by_one(tmp_path):
+    examples = [
+        {**example("t[float32]", err=1e-7), "rows": ["exp"]},
+        {**example("t[float32]", outcome="fail", err=float("inf"), classes=("empty",)),
+         "rows": ["exp", "sum"]},
+        example("t[float32]", outcome="xfail", err=float("nan")),
+        {**example("t[float32]", err=0.0), "backends": {"onnxruntime": ["pass", 0, 0, 0],
+                                                        "onnx-reference": ["fail", None,
+                                                                           None, None]}},
+    ]
+    one_by_one = ResultsWriter(tmp_path / "one" / "gw0.jsonl")
+    for record in examples:
+        one_by_one.write(record)
+    one_by_one.close()
+    # two workers' tallies (a test that moved, or shards), folded together by merge
+    tallied = [ResultsWriter(tmp_path / "tally" / f"gw{i}.jsonl") for i in (0, 1)]
+    for writer, part in zip(tallied, (examples[:2], examples[2:]), strict=True):
+        tally = ExampleTally()
+        for record in part:
+            tally.add(record["classes"], record.get("rows", []), record["backends"])
+        writer.write(tally.record("t[float32]"))
+        writer.close()
+    want = merge(sorted((tmp_path / "one").glob("*.jsonl")))["tests"]
+    got = merge(sorted((tmp_path / "tally").glob("*.jsonl")))["tests"]
+    assert got == want
+    assert want[0]["backends"]["onnxruntime"]["max_abs_err"] == "inf"
 
 
 def test_random_graph_examples_count_the_rows_they_composed(tmp_path):
