@@ -50,24 +50,16 @@ class RewriteStore:
     folder, built every time."""
 
     def __init__(self, folder: Path | None = None):
-        self.root = None if folder is None else Path(folder)
-
-    @functools.cached_property
-    def folder(self) -> Path | None:
-        """This fingerprint's folder, found on first use: reading PyTensor's BLAS flags
-        probes the linker (a second), which the controller of an xdist run never needs."""
-        if self.root is None:
-            return None
-        folder = self.root / _fingerprint()
-        folder.mkdir(parents=True, exist_ok=True)
-        os.utime(folder)
-        _remove_stale(folder)
-        return folder
+        self.folder = None if folder is None else Path(folder) / _fingerprint()
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            os.utime(self.folder)
+            _remove_stale(self.folder)
 
     def get(self, key: tuple[Hashable, ...], build: Callable[[], tuple[list, list]]):
         """The (inputs, outputs) stored under ``key``, else ``build()``'s, stored."""
         text = repr(key)
-        if self.root is None or "..." in text:  # numpy abbreviates long arrays' repr
+        if self.folder is None or "..." in text:  # numpy abbreviates long arrays' repr
             return build()
         path = self.folder / f"{hashlib.sha256(text.encode()).hexdigest()[:24]}.pickle.z"
         with contextlib.suppress(OSError, EOFError, zlib.error, pickle.UnpicklingError,
