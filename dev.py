@@ -33,6 +33,11 @@ COMMANDS = {
 
 def ensure_venv() -> Path:
     python = BIN / "python"
+    if VENV.is_file():  # a PEP 832 redirect file (recent tox releases write one)
+        target = VENV.read_text(errors="replace").strip()
+        sys.exit(f"{VENV} is a file pointing at {target!r} (a PEP 832 redirect, as tox writes), "
+                 f"not a virtual environment; dev.py keeps its own environment with the newest "
+                 f"releases there: remove the file, or set CONFORMANCE_VENV to another folder")
     if not python.exists():
         print(f"creating virtual environment in {VENV}", flush=True)
         try:

@@ -232,3 +232,17 @@ def test_a_worker_starts_its_longest_units_and_takes_over_the_longest_left():
     RowAffinityScheduling.note(sched, "conformance/test_conformance.py::test_op[a[int8]]", 2.5)
     RowAffinityScheduling.save_placement(sched)
     assert cache.saved[PLACED]["seconds"] == {"row:a": 2.5, "row:b": 9.0, "row:c": 4.0}
+
+
+def test_dev_py_names_a_venv_redirect_file_instead_of_failing_to_create_the_venv(tmp_path):
+    """Recent tox releases write a PEP 832 ``.venv`` file pointing at a tox env; dev.py's
+    environment (newest releases) lives there, so it says what to do rather than report an
+    OSError from venv creation (tox.ini turns tox's redirect off for this project)."""
+    redirect = tmp_path / ".venv"
+    redirect.write_text(".tox/conformance-ort131\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "dev.py"), "lint"], capture_output=True,
+                          text=True, env={**os.environ, "CONFORMANCE_VENV": str(redirect)},
+                          timeout=60)
+    assert proc.returncode != 0
+    assert "'.tox/conformance-ort131'" in proc.stderr and "CONFORMANCE_VENV" in proc.stderr
+    assert redirect.read_text() == ".tox/conformance-ort131\n"
