@@ -29,13 +29,15 @@ SORT_LAYOUTS = ((1, -1), (1, None), (2, 0), (2, None), (3, 1))
 SOFTMAX_TOL = {"float16": Tol(rtol=2e-3, atol=1e-3)}
 
 # The inner max of a 64-bit integer softmax is PyTensor's C max, which goes through double:
-# near the dtype's top it rounds up and wraps, and x - max(x) goes wrong.
+# a max that rounds up makes x - max(x) wrap. The uint64 example stays in range (2**62 + 1023
+# becomes 2**62 + 1024): uint64's top, converted back from 2**64, came out right on an AVX-512
+# CPU. int64's top becomes 2**63, which x86 converts back to INT64_MIN.
 INT64_MAX_ROUNDS = {
     "backends": C_BACKENDS, "dtypes": ("int64", "uint64"), "blame": Blame.PYTENSOR,
     "reason": "softmax's inner C max takes 64-bit integers through double, so values near the "
               "top wrap",
     "match": "abs err", "when": lambda case: bool((abs(case.values[0] / 2**53) >= 1).any()),
-    "example": lambda d: fixed([np.iinfo(d).max, -1 if d == "int64" else 0],
+    "example": lambda d: fixed([np.iinfo(d).max, -1] if d == "int64" else [2**62 + 1023, 0],
                                params=[("axis", -1)])(d),
     "versions": "pytensor>=3",  # 2.38: the converter refuses integer Softmax
     "cause": "maximum-minimum-c-double",
