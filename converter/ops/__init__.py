@@ -9,9 +9,8 @@ from __future__ import annotations
 import importlib
 
 CATEGORY_MODULES = (
-    "elemwise", "elemwise_math", "reduce", "shape", "creation", "subtensor", "linalg", "nn", "misc",
-    "special",
-    "linalg_solve",
+    "elemwise", "elemwise_math", "elemwise_trig", "reduce", "shape", "creation", "subtensor",
+    "linalg", "nn", "misc", "special", "linalg_solve",
 )
 
 _loaded = [importlib.import_module(f"{__name__}.{name}") for name in CATEGORY_MODULES]

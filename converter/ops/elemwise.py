@@ -3,8 +3,9 @@
 Scalar ops that map one-to-one onto an ONNX operator are table rows; the rest are functions
 whose docstrings say how PyTensor's semantics differ from ONNX's. Every scalar rule works on
 whole tensors (ONNX broadcasting matches PyTensor's once DimShuffle has aligned ranks).
-Rules needing longer compositions (division, rounding, log/exp variants, trigonometric
-and hyperbolic functions ONNX Runtime has no float64 kernel for) are in ``elemwise_math``.
+Rules needing longer compositions (division, rounding, log/exp variants) are in
+``elemwise_math``; the trigonometric and hyperbolic functions ONNX Runtime has no float64 kernel
+for are in ``elemwise_trig``.
 """
 
 from __future__ import annotations
