@@ -91,3 +91,22 @@ def test_divergences_of_backends_not_running_are_not_expected():
         example=fixed(1.0))
     assert Spec(row, "float32", 18, ("pytensor-py", "onnxruntime")).known == row.known
     assert Spec(row, "float32", 18, ("pytensor-py", "pytensor-c")).known == ()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ger_leaves_the_zero_sign_of_an_underflowing_term_unjudged(dtype):
+    """A + alpha * outer(x, y) whose term rounds to zero: the zero's sign follows the order
+    a backend rounds in (OpenBLAS's fused multiply-add gave -0.0 where ONNX gave +0.0, found
+    by the random draws); a term that does not underflow keeps the sign judged."""
+    ger = registries.row_named("ger")
+    tiny = np.finfo(dtype).smallest_subnormal
+
+    def case(alpha, x=1.0, y=0.5):
+        values = (np.zeros((1, 1), dtype), np.array(alpha, dtype), np.array([x], dtype),
+                  np.array([y], dtype))
+        return Case(values, ((None, None), (), (None,), (None,)), ())
+
+    assert not ger.judges_zero_signs(case(-tiny))
+    assert not ger.judges_zero_signs(case(-1.0, x=tiny, y=0.5))
+    assert ger.judges_zero_signs(case(-1.0))
+    assert ger.judges_zero_signs(case(-0.0))  # zero terms round nothing
