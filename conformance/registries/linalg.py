@@ -118,9 +118,9 @@ def solve_singular_result(example):
 def no_term_underflows(case) -> bool:
     """Whether no term alpha * x_i * y_j of ger's A + alpha * outer(x, y) underflows, in
     either order of its products. One that does leaves a zero whose sign follows how a
-    backend rounds: a fused multiply-add (OpenBLAS's ger) keeps the sign of the exact, tiny
-    term (A = 0, alpha = -1e-45, x = 1, y = 0.5 gives -0.0 in float32), a product rounded
-    before the add gives +0.0; zero signs are judged on the other cases."""
+    backend rounds: OpenBLAS's ger kept the sign of the exact, tiny term (A = 0,
+    alpha = -1e-45, x = 1, y = 0.5 gave -0.0 in float32, as a fused multiply-add does), a
+    product rounded before the add gives +0.0; zero signs are judged on the other cases."""
     _, alpha, x, y = (np.asarray(v, dtype=np.longdouble) for v in case.values)
     tiny = np.finfo(case.values[0].dtype).tiny
     terms = (alpha * x, alpha * y, np.outer(x, y), alpha * np.outer(x, y))
