@@ -24,8 +24,12 @@ TEST = "conformance/test_conformance.py::test_op"
 def conformance(*tests, tmp_path: Path, bug: str, opsets: str = "default", extra=(), env=()):
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'tests'}{os.pathsep}{ROOT}",
            "CONFORMANCE_PROFILE": "ci", **dict(env)}
+    # a cache of the session's own, as in test_end_to_end: these runs restrict random graphs
+    # and fail on purpose, which a user's next run in the checkout must not inherit
     cmd = [sys.executable, "-m", "pytest", "-n", "0", "-p", "no:randomly", "--opsets", opsets,
-           "--report-dir", str(tmp_path), "--converter", f"injected_bugs:{bug}", *extra,
+           "-o", f"cache_dir={tmp_path.parent / '.pytest_cache'}",
+           "--report-dir", str(tmp_path),
+           "--converter", f"injected_bugs:{bug}", *extra,
            *(f"{TEST}[{t}]" for t in tests)]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 

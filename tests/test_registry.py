@@ -110,3 +110,23 @@ def test_ger_leaves_the_zero_sign_of_an_underflowing_term_unjudged(dtype):
     assert not ger.judges_zero_signs(case(-1.0, x=tiny, y=0.5))
     assert ger.judges_zero_signs(case(-1.0))
     assert ger.judges_zero_signs(case(-0.0))  # zero terms round nothing
+
+
+@pytest.mark.parametrize(("dtype", "least"), [("int32", 46341), ("int64", 3037000500)])
+def test_a_random_graph_overflow_is_told_from_wrap_free_values(dtype, least):
+    """The fused-C overflow record of random_graph covers a graph only where some int32 or
+    int64 node really overflows: x * x from the least x whose square leaves the dtype, or a
+    square in range doubled by a later add; never a square or a sum that stays in range."""
+    from conformance.registries.graphs import overflows_signed
+
+    def graph(x, *nodes):
+        return Case((np.array(x, dtype),), ((),),
+                    (("nodes", nodes), ("outputs", (len(nodes),))))
+
+    square = ("mul", (0, 0), ())
+    assert overflows_signed(graph(least, square))
+    assert overflows_signed(graph(least - 1, square, ("add", (1, 1), ())))
+    assert not overflows_signed(graph(least - 1, square))
+    assert not overflows_signed(graph(-(least - 1), square, ("add", (1, 0), ())))
+    assert not overflows_signed(Case((np.array(100, "int8"),), ((),),
+                                     (("nodes", (square,)), ("outputs", (1,)))))

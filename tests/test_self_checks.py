@@ -19,8 +19,11 @@ TEST = "conformance/test_conformance.py::test_op"
 def conformance(*args, tmp_path: Path, converter="converter:to_onnx", plugins=()):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'tests'}{os.pathsep}{ROOT}",
                CONFORMANCE_PROFILE="ci")
+    # the session's own cache (see test_injected_bugs): these runs fail on purpose
     cmd = [sys.executable, "-m", "pytest", "-n", "0", "--opsets", "default",
-           "--report-dir", str(tmp_path), "--converter", converter,
+           "-o", f"cache_dir={tmp_path.parent / '.pytest_cache'}",
+           "--report-dir", str(tmp_path),
+           "--converter", converter,
            *(arg for p in plugins for arg in ("-p", p)), *args]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 

@@ -202,3 +202,24 @@ def test_stored_canonical_cases_are_the_ones_drawn_and_are_read_back(tmp_path, m
             assert other.graph_key() == case.graph_key(), dtype
             for a, b in zip(other.values, case.values, strict=True):
                 np.testing.assert_array_equal(a, b, err_msg=f"{row.name}[{dtype}]", strict=True)
+
+
+def test_random_graphs_drawn_under_graph_ops_are_not_read_back_by_a_run_without(tmp_path):
+    """``--graph-ops`` (the project's own tests use it) changes the draws; a later default
+    run in the same cache must draw its own canonical graphs, not reuse the restricted ones."""
+    from conformance.registries import graph_composer, row_named
+    from conformance.strategies import canonical
+
+    row, composer = row_named("random_graph"), graph_composer()
+    try:
+        composer.restrict(("mul", "exp"))
+        restricted = canonical.Store(tmp_path).cases(row)
+    finally:
+        composer.restrict(())
+    assert all({n[0] for n in dict(c.params)["nodes"]} <= {"mul", "exp"}
+               for c in restricted.values())
+    unrestricted = canonical.Store(tmp_path).cases(row)
+    drawn = canonical.canonical_cases(row.cases, row.dtypes)
+    assert {d: c.graph_key() for d, c in unrestricted.items()} == \
+        {d: c.graph_key() for d, c in drawn.items()}
+    assert len(list(tmp_path.iterdir())) == 2

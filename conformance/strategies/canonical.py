@@ -76,10 +76,17 @@ def fingerprint() -> bytes:
     return digest.digest()
 
 
+def drawn_by(row) -> str:
+    """The state of the object whose method draws the row's cases, if any (a Composer and
+    its ``--graph-ops`` restriction): draws depend on it as much as on the code."""
+    owner = getattr(row.cases, "__self__", None)
+    return "" if owner is None else repr(owner)
+
+
 class Store:
     """Each row's canonical cases, drawn once and kept in ``folder`` (pytest's cache) under a
-    name that changes with any change to the code or releases they depend on; without a
-    folder, drawn every time."""
+    name that changes with any change to the code, the releases or the drawing object's
+    state (see :func:`drawn_by`) they depend on; without a folder, drawn every time."""
 
     def __init__(self, folder: Path | None = None):
         self.folder = folder
@@ -87,7 +94,8 @@ class Store:
     def cases(self, row) -> dict[str, Case]:
         if self.folder is None:
             return canonical_cases(row.cases, row.dtypes)
-        key = hashlib.sha256(fingerprint() + repr((row.name, row.dtypes)).encode())
+        key = hashlib.sha256(fingerprint()
+                             + repr((row.name, row.dtypes, drawn_by(row))).encode())
         path = self.folder / f"{row.name}-{key.hexdigest()[:16]}.pickle"
         # a missing, cut-short or unreadable file is drawn again
         with contextlib.suppress(OSError, EOFError, pickle.UnpicklingError, AttributeError,

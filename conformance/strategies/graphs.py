@@ -212,6 +212,10 @@ class Composer:
         self._source: Callable[[], Sequence[Row]] | None = None
         self.only: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        # part of the canonical-case store's key: a restriction changes every draw
+        return f"Composer(only={self.only!r})"
+
     def bind(self, source: Callable[[], Sequence[Row]]) -> None:
         """``source()`` returns every registry row (called lazily, at draw time)."""
         self._source = source
