@@ -130,3 +130,42 @@ def test_a_random_graph_overflow_is_told_from_wrap_free_values(dtype, least):
     assert not overflows_signed(graph(-(least - 1), square, ("add", (1, 0), ())))
     assert not overflows_signed(Case((np.array(100, "int8"),), ((),),
                                      (("nodes", (square,)), ("outputs", (1,)))))
+    # an input no node uses (a pruned graph): the nightly draws found the predicate raising
+    unused = Case((np.array(0, dtype), np.array(np.iinfo(dtype).min, dtype)), ((), ()),
+                  (("nodes", (("neg", (1,), ()),)), ("outputs", (2,))))
+    assert overflows_signed(unused)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_random_graph_cancellation_record_needs_a_shared_value_that_is_not_finite_math(dtype):
+    """The record of the rewrites' cancelling (x - x to 0) covers a graph only where one
+    value reaches a node through two operands and holds a nan, an infinity or a zero."""
+    from conformance.registries.graphs import cancels_unlike_finite_math
+
+    def graph(values, *nodes):
+        values = tuple(np.array(v, dtype) for v in values)
+        return Case(values, ((),) * len(values),
+                    (("nodes", nodes), ("outputs", (len(values) + len(nodes) - 1,))))
+
+    sub_self, twice_minus_once = ("sub", (0, 0), ()), (("add", (0, 0), ()), ("sub", (1, 0), ()))
+    assert cancels_unlike_finite_math(graph([np.nan], sub_self))
+    assert cancels_unlike_finite_math(graph([-np.inf], sub_self))
+    assert cancels_unlike_finite_math(graph([-0.0], *twice_minus_once))
+    assert not cancels_unlike_finite_math(graph([1.5], sub_self))
+    assert not cancels_unlike_finite_math(graph([2.0], *twice_minus_once))
+    # two inputs, nothing shared: x - y on a nan is the sub row's own business
+    assert not cancels_unlike_finite_math(graph([np.nan, 1.0], ("sub", (0, 1), ())))
+
+
+def test_random_graph_cancellation_record_covers_the_mean_of_an_empty_value():
+    """mean(zeros_like(x)) of an empty x is nan, which the rewrites make 0 (n / n cancels):
+    found by the nightly draws through eq(x, x)."""
+    from conformance.registries.graphs import cancels_unlike_finite_math
+
+    nodes = (("eq", (0, 0), ()), ("mean", (1,), (("axis", None),)))
+
+    def graph(x):
+        return Case((np.array(x, "int32"),), ((None,),), (("nodes", nodes), ("outputs", (2,))))
+
+    assert cancels_unlike_finite_math(graph([]))
+    assert not cancels_unlike_finite_math(graph([3, 4]))
