@@ -169,3 +169,9 @@ def test_random_graph_cancellation_record_covers_the_mean_of_an_empty_value():
 
     assert cancels_unlike_finite_math(graph([]))
     assert not cancels_unlike_finite_math(graph([3, 4]))
+    # var(x) over one element is 0 to the rewrites (x - mean(x)), nan for a nan x
+    var = (("var", (0,), (("axis", None),)),)
+    nan_var = Case((np.array([np.nan]),), ((None,),), (("nodes", var), ("outputs", (1,))))
+    assert cancels_unlike_finite_math(nan_var)
+    assert not cancels_unlike_finite_math(Case((np.array([2.0]),), ((None,),),
+                                               (("nodes", var), ("outputs", (1,)))))
