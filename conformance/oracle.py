@@ -79,6 +79,12 @@ def _zero_sign_differs(a: np.ndarray, e: np.ndarray) -> tuple[int, ...] | None:
     return tuple(int(j) for j in np.argwhere(differs)[0])
 
 
+def _invalid_bool(a: np.ndarray) -> tuple[int, ...] | None:
+    """The first element of a bool array whose byte is neither 0 nor 1."""
+    bad = a.view(np.uint8) > 1
+    return tuple(int(j) for j in np.argwhere(bad)[0]) if bad.any() else None
+
+
 def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
             reference: str = "pytensor-py", case: str = "", values: bool = True,
             signed_zeros: bool = False) -> Comparison:
@@ -106,6 +112,12 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
                                      f"{e.shape}{suffix}")
         if not values:
             continue
+        # a bool byte other than 0 or 1 reads as True but is not 1 once cast or summed
+        if a.dtype == bool and (found := _invalid_bool(a)) is not None:
+            byte = int(a.view(np.uint8)[found])
+            return Comparison(False, f"{backend}: {_where(len(expected), i, found)} holds the "
+                                     f"byte {byte}, not a bool (0 or 1), where {reference}="
+                                     f"{_value(e[found])}{suffix}", where=(i, found))
         if np.array_equal(a, e, equal_nan=a.dtype.kind in "fc"):
             # identical but for the signs of zeros (which == ignores) in most cases: no
             # error statistics to gather

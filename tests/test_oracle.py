@@ -108,3 +108,16 @@ def test_worst_errors_are_reported_for_passing_comparisons():
 def test_assert_agree_raises_with_the_message():
     with pytest.raises(AssertionError, match=r"b: out\[0\]"):
         assert_agree([arr([1.0])], [arr([2.0])], F32, backend="b")
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_a_bool_byte_other_than_0_or_1_is_named_though_it_reads_as_true(shape):
+    """PyTensor's C All of nothing returns the byte 255: == calls it True, a cast 255."""
+    expected = np.ones(shape, bool)
+    actual = expected.copy()
+    actual.view(np.uint8)[...] = 255
+    result = compare([expected], [actual], EXACT, backend="pytensor-c")
+    assert not result.ok
+    where = "out" if not shape else "out[0]"
+    assert f"pytensor-c: {where} holds the byte 255, not a bool (0 or 1)" in result.message
+    assert compare([expected], [expected.copy()], EXACT, backend="pytensor-c").ok

@@ -306,7 +306,12 @@ ROWS = [
                                 fixed([1.0, -0.0, 0.0, 0.0], params=AXIS_NONE)))
     .xfail(**MIN_NEGATED_MAX),
     Row("all", lambda x, axis: pt.all(x, axis=axis), axis_cases(), ALL,
-        compose=reduces()),
+        compose=reduces())
+    .xfail(backends=C_BACKENDS, blame=Blame.PYTENSOR,
+           reason="C All stores an empty reduction's identity as the bool byte 255: it reads "
+                  "as True, but casts and sums see 255",
+           match="holds the byte 255, not a bool", when=lambda case: case.values[0].size == 0,
+           example=fixed([], params=[("axis", -1)])),
     Row("any", lambda x, axis: pt.any(x, axis=axis), axis_cases(), ALL,
         compose=reduces()),
     Row("argmax", lambda x, axis: pt.argmax(x, axis=axis), axis_cases(), ALL,
