@@ -68,8 +68,8 @@ def outputs_code(outputs) -> str:
 
 def differs(expected, actual, rtol, atol, values=True, signed_zeros=False):
     """Why actual is not expected (None: it is): dtype, shape, values (nan equals nan,
-    an infinity only itself, floats within atol + rtol * |expected|, integers exact; with
-    signed_zeros, -0.0 is not 0.0)."""
+    an infinity only itself, floats within atol + rtol * |expected|, integers exact, bools
+    the bytes 0 and 1 only; with signed_zeros, -0.0 is not 0.0)."""
     if isinstance(expected, str) or isinstance(actual, str):
         if isinstance(expected, str) and isinstance(actual, str):
             return None  # both raise
@@ -93,11 +93,14 @@ def differs(expected, actual, rtol, atol, values=True, signed_zeros=False):
             bad = ~same & (odd | ~close)
             if signed_zeros and e.dtype.kind == "f":
                 bad |= (e64 == 0) & (a64 == 0) & (np.signbit(e64) != np.signbit(a64))
+        elif e.dtype == bool:  # a byte other than 0 or 1 reads as True but casts to itself
+            bad = (a != e) | (a.view(np.uint8) > 1)
         else:
             bad = a != e
         if bad.any():
             at = tuple(int(j) for j in np.argwhere(bad)[0])
-            return f"out{i}[{', '.join(map(str, at))}] = {a[at]!r}, expected {e[at]!r}"
+            byte = f" (byte {int(a.view(np.uint8)[at])})" if a.dtype == bool else ""
+            return f"out{i}[{', '.join(map(str, at))}] = {a[at]!r}{byte}, expected {e[at]!r}"
     return None
 
 
