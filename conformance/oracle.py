@@ -79,10 +79,14 @@ def _zero_sign_differs(a: np.ndarray, e: np.ndarray) -> tuple[int, ...] | None:
     return tuple(int(j) for j in np.argwhere(differs)[0])
 
 
-def _invalid_bool(a: np.ndarray) -> tuple[int, ...] | None:
-    """The first element of a bool array whose byte is neither 0 nor 1."""
-    bad = a.view(np.uint8) > 1
-    return tuple(int(j) for j in np.argwhere(bad)[0]) if bad.any() else None
+def _invalid_bool(a: np.ndarray) -> tuple[tuple[int, ...], int] | None:
+    """The first element of a bool array whose byte is neither 0 nor 1, and that byte."""
+    raw = a.view(np.uint8)
+    bad = raw > 1
+    if not bad.any():
+        return None
+    found = tuple(int(j) for j in np.argwhere(bad)[0])
+    return found, int(raw[found])
 
 
 def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
@@ -113,8 +117,8 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
         if not values:
             continue
         # a bool byte other than 0 or 1 reads as True but is not 1 once cast or summed
-        if a.dtype == bool and (found := _invalid_bool(a)) is not None:
-            byte = int(a.view(np.uint8)[found])
+        if a.dtype == bool and (invalid := _invalid_bool(a)) is not None:
+            found, byte = invalid
             return Comparison(False, f"{backend}: {_where(len(expected), i, found)} holds the "
                                      f"byte {byte}, not a bool (0 or 1), where {reference}="
                                      f"{_value(e[found])}{suffix}", where=(i, found))
