@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from conformance.backends import BACKENDS, REFERENCE
 from conformance.registry import Blame
 
-PYTENSOR_SIDE = {"pytensor-c", "pytensor-c-opt"}
+#: PyTensor's compiled backends (C, Numba, JAX): whatever they get wrong is PyTensor's
+PYTENSOR_SIDE = {name for name, b in BACKENDS.items()
+                 if not b.uses_onnx and name != REFERENCE.name}
 ORT_PLAIN = {"onnxruntime", "onnxruntime-noopt"}
 REWRITTEN = "onnxruntime-rewritten"
 
@@ -34,7 +37,7 @@ def classify(failed: Collection[str], ran: Collection[str], *,
     if len(ran) > 1 and failed >= ran and ran & PYTENSOR_SIDE:
         return Blame.PYTENSOR
     onnx_plain = (ORT_PLAIN | {"onnx-reference"}) & ran
-    rewrite_bug = "pytensor-c-opt" in failed and failed <= PYTENSOR_SIDE | {REWRITTEN}
+    rewrite_bug = bool(failed & PYTENSOR_SIDE) and failed <= PYTENSOR_SIDE | {REWRITTEN}
     if failed <= PYTENSOR_SIDE or rewrite_bug:
         return Blame.PYTENSOR
     if onnx_plain and failed >= onnx_plain and not failed & PYTENSOR_SIDE:

@@ -16,15 +16,17 @@ from conformance.backends import (
     REFERENCE,
     Backend,
     ConversionFailed,
+    Declined,
     Graph,
     HarnessFailed,
 )
+from conformance.backends.base import Crashed, Hung
+from conformance.backends.cbatch import Member
 from conformance.blame import classify
-from conformance.cbatch import Batch, Member
-from conformance.innergraphs import inlined
 from conformance.oracle import Comparison, compare, describe_error
 from conformance.registry import Blame, Case, Known, Row
 from conformance.rewritestore import RewriteStore
+from conformance.strategies import grid
 from conformance.strategies.canonical import Store
 from converter.errors import UnsupportedOpError
 
@@ -96,9 +98,11 @@ class Spec:
 
     @property
     def records(self) -> tuple:
-        """The row's recorded divergences that concern this dtype and a backend that runs,
-        whether or not they hold for the installed releases (their examples always run)."""
-        running = set(self.backends)
+        """The row's recorded divergences that concern this dtype and a backend that runs it
+        (not one that declines the dtype by design), whether or not they hold for the
+        installed releases (their examples always run)."""
+        running = {b for b in self.backends
+                   if self.dtype not in BACKENDS[b].semantics.declines}  # nothing to show
         return tuple(k for k in self.row.known_for(self.dtype) if running & set(k.backends))
 
     @property
@@ -121,6 +125,8 @@ class Verdict:
     covering: tuple[Known, ...] = ()
     #: the converter cleanly refused the graph this backend would have run
     refused: bool = False
+    #: the backend does not run such graphs by design (backends.Declined)
+    declined: bool = False
 
     @property
     def outcome(self) -> CellOutcome:
@@ -128,7 +134,7 @@ class Verdict:
             return CellOutcome.PASS
         if self.known:
             return CellOutcome.XFAIL
-        return CellOutcome.UNSUPPORTED if self.refused else CellOutcome.FAIL
+        return CellOutcome.UNSUPPORTED if self.refused or self.declined else CellOutcome.FAIL
 
 
 @dataclass
@@ -152,7 +158,8 @@ class CaseOutcome:
 
     @property
     def unsupported(self) -> list[Verdict]:
-        return [v for v in self.verdicts if v.outcome == CellOutcome.UNSUPPORTED]
+        """The backends the converter's refusal left with nothing to run."""
+        return [v for v in self.verdicts if v.outcome == CellOutcome.UNSUPPORTED and v.refused]
 
     @property
     def blame(self) -> Blame | None:
@@ -235,11 +242,13 @@ class Harness:
 
     def __init__(self, convert: Callable, isolated=None, *, c_all_layouts: bool = False,
                  claims_every_row: bool = False, canonical_store: Store | None = None,
-                 rewrite_store: RewriteStore | None = None):
+                 rewrite_store: RewriteStore | None = None, sandbox=None):
         self.convert = convert
         self.canonical_store = canonical_store or Store()
         self.rewrite_store = rewrite_store
         self.isolated = isolated  # an isolate.Isolated: convert and run backends in a child
+        #: an isolate.Sandbox: the child where backends that ``runs_apart`` run
+        self.sandbox = sandbox
         self.c_all_layouts = c_all_layouts
         #: the converter claims every registry row (the project's own): a refusal fails
         self.claims_every_row = claims_every_row
@@ -247,7 +256,7 @@ class Harness:
         self._graphs: dict[tuple, Graph] = {}
         self._canonical: dict[str, Case] | None = None
         self._judged_cases: dict[str, dict[tuple, Case]] = {}
-        self._batches: dict[str, Batch] = {}
+        self._batches: dict[str, object] = {}
         self._rows_started = 0
 
     def start(self, spec: Spec) -> None:
@@ -255,6 +264,8 @@ class Harness:
         if spec.row.name == self._row:
             return
         self._row = spec.row.name
+        if self.sandbox is not None:
+            self.sandbox.new_row()
         self._graphs.clear()
         self._canonical = None
         self._judged_cases.clear()
@@ -283,7 +294,8 @@ class Harness:
         """What canonical-only ``backend`` judges in this row, by (dtype, layout): at each
         dtype its canonical case and the examples of records that name the backend (so that
         a fix upstream is still noticed there). Another backend's records add nothing here:
-        each layout costs a canonical-only backend rewrites or C code. Found once per row."""
+        each layout costs a canonical-only backend rewrites or C code. A backend that
+        ``judges_grid`` takes the special-value grid's layouts too. Found once per row."""
         if backend.name not in self._judged_cases:
             self.canonical(spec)
             cases: dict[tuple, Case] = {}
@@ -291,29 +303,29 @@ class Harness:
                 chosen = [self._canonical[dtype]] if dtype in self._canonical else []
                 chosen += [k.example(dtype) for k in spec.row.known_for(dtype)
                            if backend.name in k.backends]
+                if backend.judges_grid:
+                    chosen += grid.grid_cases(spec.row.cases, dtype)
                 for case in chosen:
                     cases.setdefault((dtype, case.graph_key()), case)
             self._judged_cases[backend.name] = cases
         return self._judged_cases[backend.name]
 
-    def _c_batch(self, spec: Spec, backend: Backend) -> Batch:
-        """The row's batch of ``backend``'s canonical members: their graphs, rewritten first
-        if the backend rewrites (the same rewritten graphs onnxruntime-rewritten converts)."""
+    def _batch(self, spec: Spec, backend: Backend):
+        """The row's batch of ``backend``'s canonical members: the graphs it compiles (rewritten
+        first if the backend rewrites: the same rewritten graphs onnxruntime-rewritten
+        converts), built once per row."""
         if backend.name not in self._batches:
             members = []
             for key, case in self._judged(spec, backend).items():
                 graph = self.graph(spec, case)  # built once for every backend (pt.pad is slow)
-                if not backend.optimizer:
-                    members.append(Member(key, *inlined(graph.inputs, graph.outputs),
-                                          case.values))
-                    continue
+                raises = isinstance(self._run(graph, REFERENCE, spec, case), Exception)
                 try:
-                    members.append(Member(key, *graph.rewritten_inlined(backend.optimizer),
-                                          case.values))
+                    members.append(Member(key, *backend.compiled_graph(graph), case.values,
+                                          raises=raises))
                 # a rewrite that raises is this backend's result on every input
                 except Exception as exc:  # noqa: BLE001
                     members.append(Member(key, graph.inputs, graph.outputs, case.values, exc))
-            self._batches[backend.name] = Batch(members, rewritten=bool(backend.optimizer))
+            self._batches[backend.name] = backend.batch(members)
         return self._batches[backend.name]
 
     def graph(self, spec: Spec, case: Case) -> Graph:
@@ -338,20 +350,30 @@ class Harness:
         # a swallowed Ctrl-C stops the run here, not after the example (a cold example may
         # compile for minutes)
         interrupt.check()
-        values = [v.copy() for v in case.values]
         try:
-            if self.isolated is not None:
-                if backend.uses_onnx:  # converted once, in the child; a failure is the result
-                    graph.onnx_model(spec.opset)
-                return self.isolated.run(backend.name, spec.opset, recipe(spec, case), values)
-            if backend.batched and not self.c_all_layouts:
-                return self._c_batch(spec, backend).run((spec.dtype, case.graph_key()), values)
-            return graph.runner(backend, spec.opset)(values)
+            return self.outputs(graph, backend, spec, case)
         except HarnessFailed:
             raise
         # raising is an outcome to compare across backends
         except Exception as exc:  # noqa: BLE001
             return exc
+
+    def outputs(self, graph: Graph, backend: Backend, spec: Spec, case: Case) -> list:
+        """``backend``'s outputs for ``case``, computed where the backend runs: the isolated
+        child (--isolate), the sandbox (a backend that ``runs_apart``), or here."""
+        values = [v.copy() for v in case.values]
+        if self.isolated is not None:
+            if backend.uses_onnx:  # converted once, in the child; a failure is the result
+                graph.onnx_model(spec.opset)
+            return self.isolated.run(backend.name, spec.opset, recipe(spec, case), values)
+        if backend.runs_apart and self.sandbox is not None:
+            return self.sandbox.judge(backend.name, spec, case, values)
+        if backend.batched and not self.c_all_layouts:
+            batch = self._batch(spec, backend)
+            key = (spec.dtype, case.graph_key())
+            if key in batch:
+                return batch.run(key, values)
+        return graph.runner(backend, spec.opset)(values)
 
     def run(self, spec: Spec, case: Case) -> CaseOutcome:
         graph = self.graph(spec, case)
@@ -365,14 +387,29 @@ class Harness:
             if name == REFERENCE.name or not self._compares(backend, spec, case):
                 continue
             actual = self._run(graph, backend, spec, case)
+            if (backend.runs_apart and self.sandbox is not None
+                    and isinstance(expected, IndexError) and not isinstance(actual, Exception)):
+                # it indexed out of bounds where the reference refused: what it wrote there
+                # may crash the child cases later, so the next case gets a fresh one
+                self.sandbox.restart()
             refused = isinstance(actual, ConversionFailed) and is_refusal(actual.cause)
+            if isinstance(actual, Declined):
+                outcome.actual[name] = actual
+                outcome.verdicts.append(Verdict(name, Comparison(
+                    False, f"{name} declined: {actual} [{description}]"), declined=True))
+                continue
             if isinstance(actual, ConversionFailed) and not refused:
                 outcome.conversion_error = str(actual)
             outcome.actual[name] = actual
             cmp = compare(expected, actual, tol, backend=name, reference=REFERENCE.name,
                           case=description, values=spec.row.compare_values,
-                          signed_zeros=spec.row.judges_zero_signs(case))
-            if cmp.ok and isinstance(actual, ConversionFailed):
+                          signed_zeros=(backend.semantics.signed_zeros
+                                        and spec.row.judges_zero_signs(case)))
+            if cmp.ok and isinstance(actual, Crashed | Hung):
+                # a backend that took its process down did not raise what the reference did
+                cmp = Comparison(False, f"{name} {describe_error(actual)} but {REFERENCE.name} "
+                                        f"raised {describe_error(expected)} [{description}]")
+            elif cmp.ok and isinstance(actual, ConversionFailed):
                 # nothing ran: a failed conversion never agrees with the reference raising
                 cmp = Comparison(False, f"{name} raised {describe_error(actual)} but "
                                         f"{REFERENCE.name} raised {describe_error(expected)}; "

@@ -19,33 +19,36 @@ and the request's result is an exception naming who took it down (the converter 
 and how (signal, exit code, timeout): a failed conversion is recorded as the converter's, a
 failed run is compared by the oracle like any other raise. Shrinking keeps working because
 every request is independent.
+
+Without ``--isolate``, the backends that declare ``runs_apart`` (Numba, whose out-of-bounds
+writes corrupt the heap and may crash the process cases later) still run in a child of their
+own, a :class:`Sandbox`: ``judge`` requests run a backend as the parent's harness would, its
+row's canonical layouts batched, and a crash is blamed on the case that was running.
 """
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
+import os
 import signal
 import traceback
+from typing import ClassVar
 
 import numpy as np
 import onnx
 
-from conformance.backends import BACKENDS, ConversionFailed, HarnessFailed
+from conformance.backends import BACKENDS, ConversionFailed, Declined, HarnessFailed
+from conformance.backends.base import Crashed, Hung
 from conformance.converters import load
-from conformance.harness import Harness, RefusedElsewhere, Spec, is_refusal
+from conformance.harness import Harness, RefusedElsewhere, Spec, is_refusal, recipe
 from conformance.registries import row_named
 from conformance.registry import Case
+from conformance.rewritestore import RewriteStore
+from conformance.strategies.canonical import Store
 
 #: Seconds a new child may take to import everything and load the converter.
 START_TIMEOUT = 120.0
-
-
-class Crashed(RuntimeError):
-    """Code under test took the child process down."""
-
-
-class Hung(RuntimeError):
-    """Code under test did not answer within the timeout."""
 
 
 class BackendCrashed(Crashed):
@@ -72,11 +75,15 @@ class RemoteError(RuntimeError):
         self.name = name
 
 
-def _answer(harness: Harness, kind: str, opset: int, recipe: tuple, backend=None, values=None):
+def _answer(harness: Harness, kind: str, opset: int, recipe: tuple, backend=None, values=None,
+            dtype=None):
     row_name, dtypes, static, params = recipe
     dummies = tuple(np.zeros((0,) * len(s), dtype=d) for d, s in zip(dtypes, static, strict=True))
-    spec = Spec(row_named(row_name), dtypes[0] if dtypes else "float64", opset, ())
+    spec = Spec(row_named(row_name), dtype or (dtypes[0] if dtypes else "float64"), opset, ())
     harness.start(spec)  # a new row releases the last one's graphs
+    if kind == "judge":  # as the parent's harness would: batched, canonical layouts
+        case = Case(tuple(values), static, params)
+        return harness.outputs(harness.graph(spec, case), BACKENDS[backend], spec, case)
     graph = harness.graph(spec, Case(dummies, static, params))
     if kind == "convert":
         return graph.onnx_model(opset).SerializeToString()
@@ -87,8 +94,17 @@ def _carried(exc: BaseException) -> tuple:
     return type(exc).__name__, str(exc), is_refusal(exc), traceback.format_exc(limit=3)
 
 
-def _serve(conn, converter_spec: str) -> None:
-    harness = Harness(load(converter_spec))
+def _serve(conn, converter_spec: str, settings: dict | None = None) -> None:
+    settings = settings or {}
+    for module in settings.get("preload", ()):
+        importlib.import_module(module)
+    if settings.get("graph_ops"):
+        from conformance.registries import graph_composer
+
+        graph_composer().restrict(settings["graph_ops"])
+    harness = Harness(load(converter_spec), c_all_layouts=settings.get("c_all_layouts", False),
+                      canonical_store=Store(settings.get("canonical")),
+                      rewrite_store=RewriteStore(settings.get("rewritten")))
     conn.send(("ready", None))
     while True:
         try:
@@ -99,6 +115,8 @@ def _serve(conn, converter_spec: str) -> None:
             conn.send(("ok", _answer(harness, *request)))
         except ConversionFailed as exc:
             conn.send(("conversion", _carried(exc.cause)))
+        except Declined as exc:
+            conn.send(("declined", _carried(exc)))
         except Exception as exc:  # noqa: BLE001
             # every failure goes back to the parent as data; the child keeps serving
             conn.send(("error", _carried(exc)))
@@ -107,11 +125,17 @@ def _serve(conn, converter_spec: str) -> None:
 class Isolated:
     """A child process that converts and runs backends on behalf of the harness."""
 
-    def __init__(self, converter_spec: str, timeout: float):
+    #: modules every child imports before it serves: a plugin that patches a backend (as
+    #: the project's tests inject bugs) adds itself here, so the child runs the patch too
+    PRELOAD: ClassVar[list[str]] = []
+
+    def __init__(self, converter_spec: str, timeout: float, settings: dict | None = None):
         if timeout <= 0:
             raise ValueError(f"timeout={timeout!r} must be > 0 seconds")
         self.converter_spec = converter_spec
         self.timeout = timeout
+        #: what the child's harness must share with the parent's (see _serve)
+        self.settings = settings or {}
         self._ctx = multiprocessing.get_context("spawn")
         self._proc = None
         self._conn = None
@@ -150,6 +174,8 @@ class Isolated:
         if status == "ok":
             return payload
         name, text, refused, _ = payload
+        if status == "declined":
+            raise Declined(text)
         if status == "conversion":  # the converter failed there, or (run) the rewritten graph's
             cause = RefusedElsewhere(f"{name}: {text}") if refused else RemoteError(name, text)
             raise ConversionFailed(cause, f"{name}: {text}")
@@ -159,8 +185,9 @@ class Isolated:
         """A new child, once it has loaded the converter; raises HarnessFailed if it cannot
         (then no backend could run, and comparing their errors would make every test pass)."""
         parent, child = self._ctx.Pipe()
-        self._proc = self._ctx.Process(target=_serve, args=(child, self.converter_spec),
-                                       daemon=True)
+        settings = {**self.settings, "preload": tuple(self.PRELOAD)}
+        self._proc = self._ctx.Process(target=_serve, daemon=True,
+                                       args=(child, self.converter_spec, settings))
         self._proc.start()
         child.close()
         self._conn = parent
@@ -195,6 +222,40 @@ class Isolated:
 
     def close(self) -> None:
         self._stop()
+
+
+class Sandbox(Isolated):
+    """A child process for the backends that declare ``runs_apart``; see the module's doc."""
+
+    def judge(self, backend: str, spec: Spec, case: Case, values) -> list[np.ndarray]:
+        """``backend``'s outputs for ``case`` (on ``values``), as the parent's harness would
+        compute them, computed in the child."""
+        request = ("judge", spec.opset, recipe(spec, case), backend, list(values), spec.dtype)
+        return self._ask(request, backend, BackendCrashed, BackendHung)
+
+    def restart(self) -> None:
+        """A fresh child for the next request (after a case that may have corrupted memory)."""
+        self._stop()
+
+    def new_row(self) -> None:
+        """Called as a row starts: a child grown beyond :data:`SANDBOX_MEMORY` is replaced.
+        LLVM keeps every function Numba compiled for as long as the process lives, and a
+        worker's child would otherwise grow by gigabytes over a run."""
+        if self._proc is not None and _resident_bytes(self._proc.pid) > SANDBOX_MEMORY:
+            self._stop()
+
+
+#: resident bytes beyond which the sandbox's child is replaced between rows
+SANDBOX_MEMORY = 900 * 2**20
+
+
+def _resident_bytes(pid: int) -> int:
+    """The resident memory of process ``pid`` (0 where /proc cannot tell: never replaced)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _describe_exit(code) -> str:

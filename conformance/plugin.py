@@ -3,6 +3,7 @@ merging the xdist workers' records and rendering the report at the end."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance import compilestats, converters, fastcompile, interrupt, profiles, pytensor_env
-from conformance.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE
+from conformance.backends import BACKENDS, DEFAULT_BACKENDS, OPTIONAL_BACKENDS, REFERENCE
 from conformance.harness import CaseOutcome, Harness, Spec
 from conformance.results import ExampleTally, ResultsWriter, merge, write_results
 from conformance.rewritestore import RewriteStore
@@ -21,6 +22,8 @@ from conformance.runner import failure_record, repro_command
 from conformance.strategies.canonical import Store
 
 KEEP_RUNS = 5
+#: seconds the sandbox (Numba) may take for one request: compiling a row's batch included
+SANDBOX_TIMEOUT = 600.0
 
 
 def pytest_addoption(parser):
@@ -120,13 +123,23 @@ class ConformanceSession:
             isolated = Isolated(self.converter_spec, config.getoption("isolate_timeout"))
         convert = load_converter(self.converter_spec)
         cache = getattr(config, "cache", None)  # None with -p no:cacheprovider
-        self.harness = Harness(convert, isolated,
-                               c_all_layouts=config.getoption("c_layouts") == "all",
+        c_all_layouts = config.getoption("c_layouts") == "all"
+        canonical = Store(cache.mkdir("conformance-canonical") if cache is not None else None)
+        rewritten = RewriteStore(cache.mkdir("conformance-rewritten") if cache is not None
+                                 else None)
+        graph_ops = tuple(w.strip() for w in config.getoption("graph_ops").split(",")
+                          if w.strip())
+        sandbox = None
+        if isolated is None:
+            from conformance.isolate import Sandbox
+
+            sandbox = Sandbox(self.converter_spec, SANDBOX_TIMEOUT, {
+                "c_all_layouts": c_all_layouts, "canonical": canonical.folder,
+                "rewritten": rewritten.base, "graph_ops": graph_ops})
+        self.harness = Harness(convert, isolated, c_all_layouts=c_all_layouts,
                                claims_every_row=converters.claims_every_row(convert),
-                               canonical_store=Store(cache.mkdir("conformance-canonical")
-                                                     if cache is not None else None),
-                               rewrite_store=RewriteStore(cache.mkdir("conformance-rewritten")
-                                                          if cache is not None else None))
+                               canonical_store=canonical, rewrite_store=rewritten,
+                               sandbox=sandbox)
         self.converter_info = {"spec": self.converter_spec,
                                "version": converters.version(self.converter_spec)}
         self.strict_records = config.getoption("strict_records")
@@ -134,6 +147,13 @@ class ConformanceSession:
         unknown = [b for b in names if b not in BACKENDS]
         if unknown:
             raise pytest.UsageError(f"--backends: unknown {unknown}; choose from {list(BACKENDS)}")
+        missing = sorted({OPTIONAL_BACKENDS[b] for b in names if b in OPTIONAL_BACKENDS
+                          and importlib.util.find_spec(OPTIONAL_BACKENDS[b]) is None})
+        if missing:
+            wanting = ", ".join(b for b in names if b in OPTIONAL_BACKENDS)
+            raise pytest.UsageError(f"--backends: {wanting} need {', '.join(missing)}, which "
+                                    f"is not installed "
+                                    f"(pip install '.[{','.join(missing)}]')")
         self.backends = tuple(dict.fromkeys([REFERENCE.name, *names]))
         self.opsets = parse_opsets(config.getoption("opsets"))
         self.shard = parse_shard(config.getoption("shard"))
@@ -277,6 +297,8 @@ class ConformanceSession:
         self.writer.close()
         if self.harness.isolated is not None:
             self.harness.isolated.close()
+        if self.harness.sandbox is not None:
+            self.harness.sandbox.close()
         if getattr(self.config, "workerinput", None) is not None:
             return None
         from conformance.report import render_report

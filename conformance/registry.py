@@ -270,6 +270,15 @@ ONNX_BACKENDS = (*ORT_BACKENDS, "onnx-reference")
 #: PyTensor's C code, without and with its default rewrites: a bug in an op's C code shows on
 #: both unless a rewrite removes the op
 C_BACKENDS = ("pytensor-c", "pytensor-c-opt")
+#: PyTensor's Numba kernels, without and with the NUMBA mode's rewrites (PyTensor 3's default)
+NUMBA_BACKENDS = ("pytensor-numba", "pytensor-numba-opt")
+#: PyTensor's JAX backend (optional: jax installed)
+JAX_BACKENDS = ("pytensor-jax", "pytensor-jax-opt")
+#: every backend that compiles the graph with PyTensor: where the Python reference itself is
+#: wrong, each of them disagrees with it
+PYTENSOR_COMPILED = (*C_BACKENDS, *NUMBA_BACKENDS, *JAX_BACKENDS)
+#: every backend but the reference: for records of the reference's own faults
+NOT_REFERENCE = (*PYTENSOR_COMPILED, *ONNX_BACKENDS)
 
 
 ALL_DTYPES = (

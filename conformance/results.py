@@ -10,7 +10,8 @@ Line records:
 - ``{"kind": "run", ...}``: run settings (written once by the controller);
 - ``{"kind": "example", "test", "backends": {name: [outcome, abs, rel, ulp]}, "classes",
   "rows"}`` (``rows``: a random graph's nodes, by registry row),
-  outcome ``pass``, ``fail``, ``xfail`` or ``unsupported`` (the converter refused the graph);
+  outcome ``pass``, ``fail``, ``xfail`` or ``unsupported`` (the converter refused the graph,
+  or the backend declines such graphs by design: Numba and float16);
 - ``{"kind": "test", "test", "op", "category", "dtype", "opset", "outcome", "duration",
   "known", "known_inactive", "fixed_upstream", "failure", "xfail_seen", "unsupported"}``;
 - ``{"kind": "compile", "modules", "seconds"}``: C modules one process compiled (at its end);

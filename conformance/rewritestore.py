@@ -50,6 +50,7 @@ class RewriteStore:
     folder, built every time."""
 
     def __init__(self, folder: Path | None = None):
+        self.base = folder  # what another process opens the same store with
         self.folder = None if folder is None else Path(folder) / _fingerprint()
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)

@@ -45,10 +45,16 @@ UPSTREAM = (Blame.ONNXRUNTIME, Blame.ONNXRUNTIME_OPTIMIZER, Blame.ONNX_REFERENCE
 _DTYPE = "|".join(sorted(ALL_DTYPES, key=len, reverse=True))
 _DTYPES = re.compile(rf"\b(?:{_DTYPE})(?:/(?:{_DTYPE}))*\b")
 _TAIL = re.compile(r"\s*\([^()]*\)\s*$")
-PYTENSOR_SIDE = ("pytensor-c", "pytensor-c-opt")
+PYTENSOR_SIDE = ("pytensor-c", "pytensor-c-opt", "pytensor-numba", "pytensor-numba-opt")
+#: The rewritten backends: a record naming one without its unrewritten twin is a rewrite's
+REWRITES = {"pytensor-c-opt": "pytensor-c", "pytensor-numba-opt": "pytensor-numba"}
 #: Which of a record's backends a script runs, first found first.
 FAULTY_ORDER = ("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten", "onnx-reference",
-                "pytensor-c", "pytensor-c-opt")
+                "pytensor-c", "pytensor-c-opt", "pytensor-numba", "pytensor-numba-opt")
+#: How a script compiles a PyTensor backend's function: (linker, optimizer)
+MODES = {"pytensor-py": ("py", None), "pytensor-c": ("cvm", None),
+         "pytensor-c-opt": ("cvm", "fast_run"), "pytensor-numba": ("numba", None),
+         "pytensor-numba-opt": ("numba", "fast_run")}
 TITLES = {"onnxruntime": "ONNX Runtime", "onnx": "ONNX reference evaluator",
           "pytensor": "PyTensor"}
 #: The bug each declared ``Known.cause`` stands for, as the issue's title states it.
@@ -117,6 +123,55 @@ CAUSES = {
         "operand Add/Mul, Composite, Cast) through numpy.frompyfunc on Python ints and "
         "floats: integers raise OverflowError or leave their dtype where C wraps, and float32 "
         "is computed in double",
+    "numba-int-division-float32":
+        "the Numba backend divides integers in float32 (true_div of 8/16-bit integers, and "
+        "reciprocal of 32/64-bit ones as np.float32(1) / x) and returns that value as the "
+        "float64 result PyTensor declares: 1/3 is 0.3333333432674408",
+    "numba-reduce-empty-axis":
+        "the Numba backend's max, min, argmax and argmin over a length-0 axis return a result "
+        "where numpy, and PyTensor's Python and C backends, raise ValueError",
+    "numba-careduce-bool-0d":
+        "the Numba backend's Max and Min of a 0-d bool (no rewrites) return the negation of "
+        "the input: max(False) is True",
+    "numba-sum-acc-dtype":
+        "the Numba backend ignores a Sum's acc_dtype narrower than its output: "
+        "sum(int8, acc_dtype='int8') of [127, 127] is 254, not -2",
+    "numba-sigmoid-int-min":
+        "the Numba backend's sigmoid of a signed integer negates it in its own dtype, so at "
+        "the dtype's minimum -x wraps and sigmoid(-2**31) is 1.0 instead of 0.0",
+    "numba-floor-divide-inf":
+        "the Numba backend's float floor division inf // 1 is inf; numpy's floor_divide (and "
+        "PyTensor's Python and C backends) give nan",
+    "numba-reshape-infers-empty":
+        "the Numba backend's Reshape infers a -1 for a size-0 input where numpy refuses the "
+        "ambiguous shape (cannot reshape array of size 0)",
+    "numba-split-one":
+        "the Numba backend's Split into one part returns the input with a new leading axis "
+        "(shape (1, 0, 0) for a (0, 0) input)",
+    "numba-scalar-int-add-widens":
+        "the Numba backend's ScalarFromTensor and scalar Add of 8/16/32-bit integers and bools "
+        "return int64 or uint64 where PyTensor declares the input dtype",
+    "numba-arange-double":
+        "the Numba backend's ARange computes its length through double, so 64-bit bounds "
+        "above 2**53 give the wrong length",
+    "numba-arange-bool":
+        "the Numba backend cannot compile ARange of bools (numba TypingError)",
+    "numba-int-dot-float":
+        "the Numba backend's integer Dot computes in floating point (float32 for 16-bit "
+        "operands): int16 32767 * 513 is 32256, not numpy's wrapped 32255",
+    "numba-int-batched-dot":
+        "the Numba backend cannot compile BatchedDot of integer or bool operands (numba "
+        "TypingError), nor the batched einsum built on it",
+    "numba-matmul-batched":
+        "the NUMBA mode's rewrites turn matmul of an empty batch into a reshape Numba refuses "
+        "(total size of new array must be unchanged), or an integer BatchedDot it cannot type",
+    "numba-det-narrow-int":
+        "the Numba backend's Det of a bool or 8/16-bit integer matrix returns float32 where "
+        "PyTensor declares float64",
+    "numba-index-unchecked":
+        "the Numba backend's advanced indexing checks no bounds: an out-of-range index reads "
+        "or writes past the buffer (garbage, heap corruption, a crash) where numpy raises "
+        "IndexError",
 }
 
 
@@ -316,10 +371,12 @@ def _slug(text: str, limit: int = 60) -> str:
 def sides(known: Known) -> tuple[str, str]:
     """(backend at fault, backend that is right) for a record, by the rule in the module."""
     named = [b for b in FAULTY_ORDER if b in known.backends]
-    rewrites = ("pytensor-c-opt" in known.backends and "pytensor-c" not in known.backends
-                and set(known.backends) <= {*PYTENSOR_SIDE, "onnxruntime-rewritten"})
+    rewritten = [b for b, plain in REWRITES.items()
+                 if b in known.backends and plain not in known.backends]
+    rewrites = bool(rewritten) and set(known.backends) <= {*PYTENSOR_SIDE,
+                                                           "onnxruntime-rewritten"}
     if known.blame == Blame.PYTENSOR and rewrites:  # PyTensor's rewrites, seen on c-opt
-        return "pytensor-c-opt", "pytensor-py"
+        return rewritten[0], "pytensor-py"
     if known.blame == Blame.PYTENSOR and not set(known.backends) <= set(PYTENSOR_SIDE):
         right = next(b for b in ("onnx-reference", *FAULTY_ORDER) if b in known.backends)
         return "pytensor-py", right
@@ -383,8 +440,7 @@ def _entry(repro: Repro, graph, backend) -> str:
         repro.pytensor_ops = tuple(sorted({_op_name(node.op) for node in
                                            io_toposort(graph.inputs, graph.outputs)}))
         lines.append(script.graph_code(cell.row, repro.case, f"graph_{name}"))
-        linker, optimizer = {"pytensor-py": ("py", None), "pytensor-c": ("cvm", None),
-                             "pytensor-c-opt": ("cvm", "fast_run")}[repro.faulty]
+        linker, optimizer = MODES[repro.faulty]
         run = (f"lambda inputs: run_pytensor(graph_{name}, inputs, linker={linker!r}, "
                f"optimizer={optimizer!r})")
     inputs = "[" + ", ".join(script.array_code(v) for v in repro.case.values) + "]"

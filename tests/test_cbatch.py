@@ -9,7 +9,7 @@ import pytensor.tensor as pt
 import pytest
 from pytensor.compile.mode import Mode
 
-from conformance import cbatch, cnodes
+from conformance.backends import cbatch, cnodes
 from conformance.harness import Harness, Spec
 from conformance.registries import row_named
 from conformance.strategies.canonical import DRAWS, canonical_cases, draws

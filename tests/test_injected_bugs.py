@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST = "conformance/test_conformance.py::test_op"
 
 
-def conformance(*tests, tmp_path: Path, bug: str, opsets: str = "default", extra=(), env=()):
+def conformance(*tests, tmp_path: Path, bug: str | None, opsets: str = "default", extra=(),
+                env=()):
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'tests'}{os.pathsep}{ROOT}",
            "CONFORMANCE_PROFILE": "ci", **dict(env)}
     # a cache of the session's own, as in test_end_to_end: these runs restrict random graphs
@@ -29,7 +30,7 @@ def conformance(*tests, tmp_path: Path, bug: str, opsets: str = "default", extra
     cmd = [sys.executable, "-m", "pytest", "-n", "0", "-p", "no:randomly", "--opsets", opsets,
            "-o", f"cache_dir={tmp_path.parent / '.pytest_cache'}",
            "--report-dir", str(tmp_path),
-           "--converter", f"injected_bugs:{bug}", *extra,
+           *(("--converter", f"injected_bugs:{bug}") if bug else ()), *extra,
            *(f"{TEST}[{t}]" for t in tests)]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 
@@ -117,3 +118,21 @@ def test_a_saved_failure_survives_the_tests_that_run_after_it(tmp_path):
     assert found["sub[float32]"]["outcome"] in ("passed", "xfailed"), found["sub[float32]"]
     saved = [p for p in (storage / "examples").rglob("*") if p.is_file()]
     assert saved, f"no saved example left in {storage / 'examples'} after the run"
+
+
+def test_a_wrong_numba_kernel_fails_the_ci_run_blamed_on_pytensor(tmp_path):
+    """PyTensor's Numba dispatch patched (tests/inject_numba_bug.py: tanh(-inf) = +1.0) in the
+    child process where the Numba backends run: the grid's -inf finds it, on both Numba
+    backends and no other, so PyTensor is to blame."""
+    proc = conformance("tanh[float64]", tmp_path=tmp_path, bug=None,
+                       extra=("-p", "inject_numba_bug", "--backends",
+                              "pytensor-py,pytensor-numba,pytensor-numba-opt,onnxruntime"))
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    failure = outcomes(tmp_path)["tanh[float64]"]["failure"]
+    assert failure["blame"] == "pytensor", failure
+    assert re.search(r"pytensor-numba: \S+=1\.0 but pytensor-py=-1\.0", failure["message"]), \
+        failure["message"]
+    assert "onnxruntime:" not in failure["message"], failure["message"]
+    assert small(failure), failure["input_shapes"]
+    assert any(np.isneginf(np.float64(v)) for x in failure["inputs"] for v in flat(x)), \
+        failure["inputs"]

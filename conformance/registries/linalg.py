@@ -28,7 +28,16 @@ from pytensor.tensor.blas import (
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.math import Dot
 
-from conformance.registry import ONNX_BACKENDS, ORT_BACKENDS, Blame, Case, Composes, Row, Tol
+from conformance.registry import (
+    NUMBA_BACKENDS,
+    ONNX_BACKENDS,
+    ORT_BACKENDS,
+    Blame,
+    Case,
+    Composes,
+    Row,
+    Tol,
+)
 from conformance.strategies import ANY, Domain, dtypes, fixed
 from conformance.strategies.matrices import ILL_COND, MAX_N, square_systems
 from conformance.strategies.products import (
@@ -196,6 +205,7 @@ DOT_TOL = rounding(MAX_K, MAX_K)
 SCALED_TOL = rounding(MAX_K + 2, MAX_K + 1)  # a*dot + b*z with |a|, |b|, |z| <= 1
 DET_TOL = rounding(27, 6)  # n <= 3: LU's n**3 roundings, |det| <= 3! for entries in [-1, 1]
 SMALL_INTS = ("bool", "int8", "int16", "uint8", "uint16")
+INTS = dtypes.INTS
 UINT_WIDE = ("uint32", "uint64")
 
 
@@ -253,18 +263,53 @@ def _alloc_diagonal_shape(shapes, params) -> tuple:
                  for i in range(len(shape) + 1))
 
 
+def beyond_float32_integers(case) -> bool:
+    """True when an integer product of the operands may leave the integers float32 holds
+    exactly (2**24): the bound of every term times the number of terms."""
+    ints = [v for v in case.values if v.dtype.kind in "iub"]
+    if len(ints) < 2:
+        return False
+    bound = 1
+    for v in ints:
+        bound *= int(np.abs(v.astype(object)).max()) if v.size else 0
+    return bound * max(v.size for v in ints) >= 2**24
+
+
+# PyTensor's Numba Dot (and the BLAS-free contractions built on it) casts integer operands
+# to floats (float32 below 32 bits) and the result back, where numpy multiplies exactly and
+# wraps in the integer dtype.
+NUMBA_INT_DOT = {
+    "backends": NUMBA_BACKENDS, "dtypes": tuple(d for d in INTS if d[-1] != "8"),
+    "blame": Blame.PYTENSOR, "cause": "numba-int-dot-float", "match": "exact match required",
+    "when": beyond_float32_integers,
+    "reason": "Numba's integer dot computes in floating point: products beyond 2**24 (or "
+              "2**53) round, and results the dtype cannot hold do not wrap",
+}
+NUMBA_INT_BATCHED = {
+    "backends": NUMBA_BACKENDS, "dtypes": ("bool", *INTS), "blame": Blame.PYTENSOR,
+    "cause": "numba-int-batched-dot", "match": "raised TypingError",
+    "reason": "Numba cannot type BatchedDot (and the batched matmul it stands for) of integers",
+}
+
+
 ROWS = [
     Row("dot", pt.dot, dot_operands([(1, 1), (2, 1), (1, 2), (2, 2)]), ALL, tol=DOT_TOL,
         compose=_products((1, 2), PRODUCT_DTYPES))
-    .xfail(**ort_empty_contraction(fixed(np.ones((2, 0)), np.ones((0, 2))))),
+    .xfail(**ort_empty_contraction(fixed(np.ones((2, 0)), np.ones((0, 2)))))
+    .xfail(**NUMBA_INT_DOT, example=lambda d: fixed([[np.iinfo(d).max]], [[513]])(d)),
     # pt.dot with a 0-d operand is an elementwise Mul (any values): the 0-d operand first.
     Row("dot_0d", pt.dot, dot_operands([(0, 0), (0, 2), (1, 0)]), ALL, tol=DOT_TOL,
         compose=Composes(domains=(ANY, ANY), accepts=lambda a: a == (), pairs=lambda a, b: True,
                          shape=lambda shapes, params: shapes[1])),
-    Row("dot_mixed", pt.dot, dot_operands([(2, 2), (1, 2)], mixed=True), ALL, tol=DOT_TOL),
+    Row("dot_mixed", pt.dot, dot_operands([(2, 2), (1, 2)], mixed=True), ALL, tol=DOT_TOL)
+    .xfail(**{**NUMBA_INT_DOT, "dtypes": ("int16", "int32")},
+           example=lambda d: Case((np.asarray([[np.iinfo(d).max]], d),
+                                   np.asarray([[65535 if d == "int16" else 4194305]], "u" + d)),
+                                  ((None, None), (None, None)))),
     Row("dot_op", Dot(), dot_operands([(2, 2)]), ALL, tol=DOT_TOL,
         compose=_products((2,), PRODUCT_DTYPES))
-    .xfail(**ort_empty_contraction(fixed(np.ones((2, 0)), np.ones((0, 2))))),
+    .xfail(**ort_empty_contraction(fixed(np.ones((2, 0)), np.ones((0, 2)))))
+    .xfail(**NUMBA_INT_DOT, example=lambda d: fixed([[np.iinfo(d).max]], [[513]])(d)),
     Row("dot_nonfinite", pt.dot, dot_operands([(2, 2)], values="any"), FLOATS, tol=DOT_TOL)
     .xfail(backends=("onnx-reference",), dtypes=("float32", "float64"), blame=Blame.ONNX_REFERENCE,
            cause="numpy-dot-scal-zero",
@@ -286,6 +331,13 @@ ROWS = [
            example=fixed(np.ones((1, 0, 0)), np.ones((0, 0, 0)),
                          static=((1, None, None), (None, None, None))),
            versions="onnxruntime<1.32")
+    .xfail(backends=("pytensor-numba-opt",), blame=Blame.PYTENSOR, cause="numba-matmul-batched",
+           reason="the NUMBA mode's rewrites make an empty-batch matmul a reshape Numba "
+                  "refuses, or an integer BatchedDot Numba cannot type",
+           match="raised (TypingError|ValueError: total size of new array)",
+           when=lambda case: any(v.size == 0 for v in case.values),
+           example=fixed(np.ones((1, 0, 0)), np.ones((0, 0, 0)),
+                         static=((1, None, None), (None, None, None))))
     .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
            reason="the default rewrites reshape an empty batch with a -1 for a Dot22, which "
                   "numpy and ONNX Reshape refuse (cannot reshape array of size 0)",
@@ -301,7 +353,8 @@ ROWS = [
                          static=((1, None, None), (None, None, None))))
     .xfail(**ort_empty_contraction(fixed(np.ones((1, 2, 0)), np.ones((1, 0, 2))))),
     Row("batched_dot", BatchedDot(), blas_operands("batched"), ALL, tol=DOT_TOL)
-    .xfail(**ort_empty_contraction(fixed(np.ones((1, 2, 0)), np.ones((1, 0, 2))))),
+    .xfail(**ort_empty_contraction(fixed(np.ones((1, 2, 0)), np.ones((1, 0, 2)))))
+    .xfail(**NUMBA_INT_BATCHED, example=fixed(np.ones((1, 1, 1)), np.ones((1, 1, 1)))),
     # Graph operands are finite, so the record (nan and inf) cannot show.
     Row("dot22", _dot22, blas_operands("dot22"), FLOATS, tol=DOT_TOL,
         compose=_products((2,), FLOAT_PAIR))
@@ -328,7 +381,13 @@ ROWS = [
            match="exact match required",
            when=lambda case: "," not in dict(case.params)["subscripts"],
            example=fixed([[2**63 - 2]], params=[("subscripts", "ii->i")]),
-           cause="reducesum-int64-low-bits"),
+           cause="reducesum-int64-low-bits")
+    .xfail(**{**NUMBA_INT_DOT, "dtypes": ("int16", "int32", "int64")},
+           example=lambda d: fixed([[np.iinfo(d).max]], [[513]],
+                                   params=[("subscripts", "ij,ij->")])(d))
+    .xfail(**{**NUMBA_INT_BATCHED, "dtypes": ("uint32",)},
+           example=fixed(np.ones((1, 1, 1)), np.ones((1, 1, 1)),
+                         params=[("subscripts", "bij,bjk->bik")])),
     Row("extract_diag", lambda x, offset, axis1, axis2: pt.diagonal(x, offset, axis1, axis2),
         diagonal_operands, ALL,
         compose=Composes(domains=(ANY,), params=_diagonal_params, shape=_diagonal_shape,
@@ -338,6 +397,11 @@ ROWS = [
         compose=Composes(domains=(ANY,), params=_alloc_diagonal_params,
                          shape=_alloc_diagonal_shape, accepts=lambda shape: 1 <= len(shape) <= 2)),
     Row("det", pt.linalg.det, square_operands, ALL, tol=DET_TOL)
+    .xfail(backends=NUMBA_BACKENDS, dtypes=("bool", "int8", "int16", "uint8", "uint16"),
+           blame=Blame.PYTENSOR, cause="numba-det-narrow-int",
+           reason="Numba's det of a bool or 8/16-bit integer matrix returns float32 where "
+                  "PyTensor declares float64", match=r"out\.dtype=float32",
+           example=fixed([[1]]))
     .xfail(backends=ONNX_BACKENDS, dtypes=SMALL_INTS, blame=Blame.PYTENSOR,
            reason="Det's output type is float32 for small ints but perform returns float64",
            match="dtype=float32, but pytensor-py gives float64", example=fixed([[1, 0], [0, 1]]),

@@ -16,7 +16,16 @@ from pytensor.raise_op import Assert, CheckAndRaise
 from pytensor.tensor.extra_ops import fill_diagonal, fill_diagonal_offset
 
 from conformance.registries.creation import ALLOC_NEGATIVE_ZERO
-from conformance.registry import C_BACKENDS, ONNX_BACKENDS, ORT_BACKENDS, Blame, Case, Composes, Row
+from conformance.registry import (
+    C_BACKENDS,
+    NUMBA_BACKENDS,
+    ONNX_BACKENDS,
+    ORT_BACKENDS,
+    Blame,
+    Case,
+    Composes,
+    Row,
+)
 from conformance.strategies import ANY, array_shapes, arrays, dtypes, elements, elemwise
 from conformance.strategies.values import special_values
 
@@ -166,7 +175,8 @@ PAD_EDGE_EMPTY = {
     "example": example([], [[1, 1]], dtypes_=(None, "int64")),
 }
 PAD_EMPTY_ARRAY = {
-    "backends": ONNX_BACKENDS, "blame": Blame.PYTENSOR, "when": pads_empty_array,
+    "backends": (*ONNX_BACKENDS, *NUMBA_BACKENDS), "blame": Blame.PYTENSOR,
+    "when": pads_empty_array,
     "reason": "PyTensor's padding of a size-0 array has the wrong shape or divides by zero "
               "(numpy.pad keeps and pads the non-empty axes, raises on extending an empty one)",
     "match": r"out\.shape=|raised .* but pytensor-py returned|"

@@ -14,7 +14,16 @@ from pytensor.tensor.elemwise import CAReduce
 from pytensor.tensor.extra_ops import cumprod, cumsum
 from pytensor.tensor.math import ProdWithoutZeros, var
 
-from conformance.registry import C_BACKENDS, ORT_BACKENDS, Blame, Case, Composes, Row
+from conformance.registry import (
+    C_BACKENDS,
+    NOT_REFERENCE,
+    NUMBA_BACKENDS,
+    ORT_BACKENDS,
+    Blame,
+    Case,
+    Composes,
+    Row,
+)
 from conformance.strategies import ANY, Domain, arrays, dtypes, elements, fixed
 from conformance.strategies.graphs import (
     axis_params,
@@ -119,7 +128,7 @@ def holds_dtype_min(case) -> bool:
 # pt.min of a signed integer is built as -max(-x): at the dtype's minimum -x wraps back to
 # itself, so min([0, -128]) is 0; the default rewrites turn the graph into a Min.
 MIN_NEGATED_MAX = {
-    "backends": ("pytensor-c-opt", "onnxruntime-rewritten"),
+    "backends": ("pytensor-c-opt", "pytensor-numba-opt", "onnxruntime-rewritten"),
     "dtypes": ("int8", "int16", "int32", "int64"),
     "blame": Blame.PYTENSOR, "cause": "min-as-negated-max",
     "reason": "pt.min of signed integers is -max(-x), which wraps at the dtype's minimum "
@@ -202,6 +211,37 @@ def _ort_int64_sum(example):
 
 AXIS_NONE = [("axis", None)]
 MOMENTS = exact_sums(16, int_bound=2**20)
+# PyTensor's Numba reductions start from the identity (or index 0) without checking the axis'
+# length, so they return where numpy, and so PyTensor's Python and C code, raise.
+NUMBA_EMPTY_REDUCE = {
+    "backends": NUMBA_BACKENDS, "blame": Blame.PYTENSOR, "when": reduces_empty_axis,
+    "cause": "numba-reduce-empty-axis",
+    "reason": "Numba's max/min/argmax/argmin over a length-0 axis return where numpy raises",
+    "match": "pytensor-py raised ValueError: (zero-size array|attempt to get arg)",
+    "example": fixed(np.zeros((1, 0, 0)), params=[("axis", (0, 2))]),
+}
+
+
+def numba_bool_0d(op: str, value: bool):
+    return {"backends": ("pytensor-numba",), "dtypes": ("bool",), "blame": Blame.PYTENSOR,
+            "cause": "numba-careduce-bool-0d",
+            "reason": f"Numba's {op} of a 0-d bool without rewrites gives {not value} for "
+                      f"{value}",
+            "match": "exact match required", "when": lambda case: case.values[0].ndim == 0,
+            "example": fixed(value, params=AXIS_NONE)}
+
+
+def acc_wraps(case) -> bool:
+    """True when the sum, accumulated in the input's own dtype, wraps."""
+    x = case.values[0]
+    if x.dtype.kind not in "iu":
+        return False
+    info = np.iinfo(x.dtype)
+    axis = dict(case.params)["axis"]
+    total = np.sum(x.astype(object), axis=axis)
+    return bool(np.any((np.asarray(total) > info.max) | (np.asarray(total) < info.min)))
+
+
 EMPTY_ARGMAX = {
     "backends": ONNX_BACKENDS, "blame": Blame.CONVERTER, "when": reduces_empty_axis,
     "reason": "semantic gap: numpy raises on argmax over an empty axis even when the result "
@@ -218,12 +258,12 @@ ORT_INT64_PROD = {
     "match": "exact match required", "example": fixed([127] * 9, params=AXIS_NONE),
 }
 PY_PROD_OVERFLOW = {
-    "backends": (*C_BACKENDS, *ONNX_BACKENDS), "dtypes": dtypes.INTS, "blame": Blame.PYTENSOR,
+    "backends": NOT_REFERENCE, "dtypes": dtypes.INTS, "blame": Blame.PYTENSOR,
     "reason": "ProdWithoutZeros.perform multiplies Python ints and raises once they pass 64 bits",
     "match": "pytensor-py raised OverflowError", "example": fixed([127] * 10, params=AXIS_NONE),
 }
 CUM_DTYPE_BUG = {
-    "backends": (*C_BACKENDS, *ONNX_BACKENDS), "dtypes": ("bool", *NARROW_INTS),
+    "backends": NOT_REFERENCE, "dtypes": ("bool", *NARROW_INTS),
     "blame": Blame.PYTENSOR,
     "reason": "CumOp.perform returns numpy's 64-bit cumsum/cumprod, not the declared dtype",
     "match": r"dtype=(bool|u?int(8|16|32)), but pytensor-py gives u?int64",
@@ -260,6 +300,11 @@ ROWS = [
     .xfail(backends=ORT_BACKENDS, dtypes=("int32",), blame=Blame.ONNXRUNTIME,
            reason="ReduceSum on int32 saturates at 2**31-1 instead of wrapping",
            match="exact match required", example=fixed([2**31 - 1] * 2, params=AXIS_NONE))
+    .xfail(backends=NUMBA_BACKENDS, dtypes=("int8", "int16", "uint8", "uint16"),
+           blame=Blame.PYTENSOR, cause="numba-sum-acc-dtype",
+           reason="Numba sums in the output dtype, not the narrower acc_dtype: no wrapping",
+           match="exact match required", when=acc_wraps,
+           example=lambda d: fixed([np.iinfo(d).max] * 2, params=AXIS_NONE)(d))
     .xfail(backends=("pytensor-c-opt",), dtypes=("int32",), blame=Blame.PYTENSOR,
            reason="the default rewrites drop the int32 acc_dtype and sum in the int64 output "
                   "dtype: the graph's wrapped sum comes out exact",
@@ -283,7 +328,8 @@ ROWS = [
     .xfail(**ORT_INT64_PROD).xfail(**PY_PROD_OVERFLOW),
     Row("max", lambda x, axis: pt.max(x, axis=axis), axis_cases(), ALL,
         compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
-    .xfail(**_semantic_gap_empty("max"))
+    .xfail(**_semantic_gap_empty("max")).xfail(**NUMBA_EMPTY_REDUCE)
+    .xfail(**numba_bool_0d("max", False))
     .xfail(**c_0d("Max"))
     .xfail(**_c_wraps("Max", fixed([2**63 - 1], params=AXIS_NONE)))
     .xfail(**_ort_nan_dropped("ReduceMax", fixed([math.inf, math.nan], params=[("axis", -1)])))
@@ -294,7 +340,8 @@ ROWS = [
                                 fixed([-1.0, 0.0, -0.0, -0.0], params=AXIS_NONE))),
     Row("min", lambda x, axis: pt.min(x, axis=axis), axis_cases(), ALL,
         compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
-    .xfail(**_semantic_gap_empty("min"))
+    .xfail(**_semantic_gap_empty("min")).xfail(**NUMBA_EMPTY_REDUCE)
+    .xfail(**numba_bool_0d("min", True))
     .xfail(**c_0d("Min"))
     .xfail(**_c_wraps("Min", lambda d: fixed([2**63 - 1] if d == "int64" else [2**63 + 1, 5],
                                              params=AXIS_NONE)(d)))
@@ -316,12 +363,12 @@ ROWS = [
         compose=reduces()),
     Row("argmax", lambda x, axis: pt.argmax(x, axis=axis), axis_cases(), ALL,
         compose=reduces(dtypes=ALL, nonempty=True))
-    .xfail(**EMPTY_ARGMAX),
+    .xfail(**EMPTY_ARGMAX).xfail(**NUMBA_EMPTY_REDUCE),
     # argmin is argmax(-x), argmax(iinfo.max - x) or argmax(~x): uint8 lands on int16
     # (255 is an int16 constant), uint16 on int32, uint32 and uint64 wider still.
     Row("argmin", lambda x, axis: pt.argmin(x, axis=axis), axis_cases(), ALL,
         compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
-    .xfail(**EMPTY_ARGMAX)
+    .xfail(**EMPTY_ARGMAX).xfail(**NUMBA_EMPTY_REDUCE)
     .xfail(backends=C_BACKENDS, dtypes=("uint64",), blame=Blame.PYTENSOR,
            reason="argmin(uint64) is argmax(int64(-1) - x) in float64; the C code subtracts "
                   "in uint64 first, so large values tie", match="exact match required",
@@ -343,7 +390,7 @@ ROWS = [
     Row("sum_exp_fused", fused_sum_exp, axis_cases(exact_sums(16)), FLOATS,
         compose=Composes(domains=(ANY,), params=axis_params, shape=keepdims_shape,
                          keep_rank=True, dtypes=FLOATS, accepts=lambda shape: 0 in shape))
-    .xfail(backends=(*C_BACKENDS, *ONNX_BACKENDS), blame=Blame.PYTENSOR,
+    .xfail(backends=NOT_REFERENCE, blame=Blame.PYTENSOR,
            reason="CAReduce.perform with a fused Composite starts from x[0], not exp(x[0])",
            match="abs err", when=reduces_something, example=fixed([0.0, 1.0], params=AXIS_NONE)),
     Row("cumsum", lambda x, axis: cumsum(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL,

@@ -1,7 +1,8 @@
-"""Backends: each prepares a graph once and then runs it on many input sets.
+"""What every backend shares: ``Graph`` (the one cache of what is built from a graph: the ONNX
+model, rewritten graphs, compiled functions, every backend's prepared runner), the ``Backend``
+interface (prepare once, run many times) and the semantics a backend declares.
 
-A backend knows nothing of the others. ``Graph`` is the one place where derived artefacts
-(the ONNX model, every backend's prepared runner) are cached.
+A backend knows nothing of the others.
 """
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ class Graph:
     _functions: dict = field(default_factory=dict)
 
     @functools.cached_property
+    def computed_dtypes(self) -> tuple[np.dtype, ...]:
+        """The dtypes of every tensor the graph computes (not its inputs)."""
+        try:
+            from pytensor.graph.traversal import ancestors
+        except ImportError:  # PyTensor 2.38
+            from pytensor.graph.basic import ancestors
+        return tuple({np.dtype(v.type.dtype) for v in ancestors(self.outputs)
+                      if v.owner is not None and hasattr(v.type, "dtype")})
+
+    @functools.cached_property
     def computed_floats(self) -> tuple[np.dtype, ...]:
         """The float dtypes of every value the graph computes (not its inputs), found once
         per graph rather than on every example that is judged with them."""
@@ -56,7 +67,9 @@ class Graph:
         return {"op_kinds": sorted(op_kinds(self.outputs)), "onnx_ops": emitted}
 
     def function(self, linker: str, optimizer: str | None):
-        """The graph compiled by PyTensor with ``linker`` and ``optimizer`` (once)."""
+        """The graph compiled by PyTensor with ``linker`` and ``optimizer`` (once): the mode
+        ``Mode(linker, optimizer)`` that a user writes, the linker's required rewrites
+        included."""
         key = (linker, optimizer)
         if key not in self._functions:
             import pytensor
@@ -71,14 +84,28 @@ class Graph:
                 )
         return self._functions[key]
 
-    def rewritten(self, optimizer: str) -> tuple[list, list]:
-        """The graph as rewritten by ``optimizer`` (the inputs and outputs of the compiled
-        function's graph, as ``converter.function_graph`` reads them). The Python linker
-        compiles nothing, and the rewrites do not depend on the linker."""
+    def rewritten(self, optimizer: str, linker: str = "cvm") -> tuple[list, list]:
+        """The graph as ``Mode(linker, optimizer)`` rewrites it (the inputs and outputs of the
+        compiled function's graph, as ``converter.function_graph`` reads them), taken from a
+        function compiled by the Python linker, which compiles nothing. The rewrites depend on
+        the linker only through what it requires and excludes (Numba's mode has no BLAS or C
+        fusion rewrites), which :func:`rewrite_query` carries over."""
         from converter import function_graph
 
-        return self._derive(f"rewritten-{optimizer}",
-                            lambda: function_graph(self.function("py", optimizer)))
+        what = f"rewritten-{optimizer}" if linker == "cvm" else f"rewritten-{optimizer}-{linker}"
+        return self._derive(what, lambda: function_graph(self._rewriting(optimizer, linker)))
+
+    def _rewriting(self, optimizer: str, linker: str):
+        if linker == "cvm":  # cvm requires and excludes nothing: the py linker's own mode
+            return self.function("py", optimizer)
+        import pytensor
+        from pytensor.compile.mode import Mode
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return pytensor.function(self.inputs, self.outputs, on_unused_input="ignore",
+                                     mode=Mode(linker="py",
+                                               optimizer=rewrite_query(optimizer, linker)))
 
     def rewritten_inlined(self, optimizer: str) -> tuple[list, list]:
         """:meth:`rewritten` with each OpFromGraph replaced by its inner graph, rewritten as
@@ -135,133 +162,89 @@ class ConversionFailed(Exception):
         self.cause = cause
 
 
+class Crashed(RuntimeError):
+    """Code under test took its (child) process down (conformance.isolate)."""
+
+
+class Hung(RuntimeError):
+    """Code under test did not answer within its timeout (conformance.isolate)."""
+
+
 class HarnessFailed(RuntimeError):
     """The harness itself could not run a case (say, its child process did not start): not a
     result of the code under test, so the test ends as an error instead of comparing it."""
 
 
+def rewrite_query(optimizer: str, linker: str):
+    """The rewrites ``Mode(linker, optimizer)`` applies, as a query any linker can use: the
+    optimizer's, plus what the linker requires, minus what it cannot take."""
+    from pytensor.compile.mode import predefined_linkers, predefined_optimizers
+
+    query = predefined_optimizers[optimizer]
+    target = predefined_linkers[linker]
+    if required := getattr(target, "required_rewrites", ()):
+        query = query.including(*required)
+    if incompatible := getattr(target, "incompatible_rewrites", ()):
+        query = query.excluding(*incompatible)
+    return query
+
+
+class Declined(Exception):
+    """The backend does not run graphs of this kind by design (its declared ``Semantics``:
+    Numba has no float16). Judged as the backend's "unsupported" cell, as a converter's
+    refusal is: nothing ran, so nothing is right or wrong."""
+
+
+@dataclass(frozen=True)
+class Semantics:
+    """What a backend promises by design, read by the harness and the oracle instead of a
+    record on every row. ``source`` says where the declaration comes from."""
+
+    #: -0.0 and 0.0 are told apart (False under fast-math's no-signed-zeros)
+    signed_zeros: bool = True
+    #: dtypes the backend declines any graph computing or taking (see Declined)
+    declines: frozenset[str] = frozenset()
+    source: str = ""
+
+    def declines_graph(self, graph: Graph) -> str | None:
+        """The declined dtype that ``graph`` takes or computes, if any."""
+        if not self.declines:
+            return None
+        dtypes = {getattr(v.type, "dtype", "") for v in graph.inputs}
+        dtypes.update(np.dtype(d).name for d in graph.computed_dtypes)
+        found = sorted(self.declines & dtypes)
+        return found[0] if found else None
+
+
+#: what a backend promises unless it says otherwise: everything the reference does
+EXACT_SEMANTICS = Semantics(source="every promise of the reference")
+
+
 class Backend:
     name: str = ""
+    #: what the backend promises (see Semantics)
+    semantics: Semantics = EXACT_SEMANTICS
     uses_onnx: bool = False
     #: judged on each cell's canonical layout (and records' examples) only
     canonical_only: bool = False
-    #: ... and run through one C batch per row (cbatch)
+    #: ... and the layouts of the special-value grid (strategies.grid) besides
+    judges_grid: bool = False
+    #: ... and run through one batch per row (see ``batch``)
     batched: bool = False
     #: the PyTensor rewrite set a batched backend compiles its batch with
     optimizer: str | None = None
+    #: the linker whose mode's rewrites ``optimizer`` means (see Graph.rewritten)
+    rewrites_for: str = "cvm"
+    #: runs in a child process of its own (conformance.isolate.Sandbox): it may corrupt
+    #: memory and crash cases later
+    runs_apart: bool = False
 
     def prepare(self, graph: Graph, opset: int) -> Runner:
         raise NotImplementedError
 
-
-class PyTensorBackend(Backend):
-    """``pytensor.function`` with a given linker and rewrite set."""
-
-    def __init__(self, name: str, linker: str, optimizer: str | None, batched: bool = False):
-        self.name, self.linker, self.optimizer = name, linker, optimizer
-        self.batched = self.canonical_only = batched
-
-    def prepare(self, graph: Graph, opset: int) -> Runner:
-        fn = graph.function(self.linker, self.optimizer)
-
-        def run(values):
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore", RuntimeWarning)
-                return [np.array(o, copy=True) for o in fn(*values)]
-
-        return run
+    def batch(self, members: list):
+        """A batched backend's runner for a row's canonical members (cbatch.Member), with a
+        ``run(key, values)`` method."""
+        raise NotImplementedError(f"{self.name} is not batched")
 
 
-class OnnxRuntimeBackend(Backend):
-    """ONNX Runtime, CPU provider, at a chosen graph-optimization level."""
-
-    uses_onnx = True
-
-    def __init__(self, name: str, optimize: bool = True):
-        self.name, self.optimize = name, optimize
-
-    def model(self, graph: Graph, opset: int):
-        return graph.onnx_model(opset)
-
-    def prepare(self, graph: Graph, opset: int) -> Runner:
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        if not self.optimize:
-            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        model = self.model(graph, opset)
-        session = ort.InferenceSession(
-            model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
-        )
-        names = [i.name for i in model.graph.input]
-
-        def run(values):
-            return [np.asarray(o) for o in session.run(None, dict(zip(names, values, strict=True)))]
-
-        return run
-
-
-class RewrittenGraphBackend(OnnxRuntimeBackend):
-    """ONNX Runtime on the model converted from PyTensor's rewritten graph (default rewrites,
-    C linker: fused Composites, BLAS ops), as ``converter.function_to_onnx`` users get it.
-    Judged on canonical layouts, as the C backends are: the rewrites and the conversion
-    depend on the layout, not on the values, and every layout costs a rewrite pass."""
-
-    canonical_only = True
-
-    def model(self, graph: Graph, opset: int):
-        graph.onnx_model(opset)  # the plain conversion must work first
-        inputs, outputs = graph.rewritten("fast_run")  # shared with pytensor-c-opt's batch
-        try:
-            return graph.convert(inputs, outputs, opset=opset)
-        # a converter failure is a result
-        except Exception as exc:
-            raise ConversionFailed(exc) from exc
-
-
-class OnnxReferenceBackend(Backend):
-    """``onnx.reference.ReferenceEvaluator``: the ONNX specification's executable reading."""
-
-    name = "onnx-reference"
-    uses_onnx = True
-
-    def model(self, graph: Graph, opset: int):
-        return graph.onnx_model(opset)
-
-    def prepare(self, graph: Graph, opset: int) -> Runner:
-        from onnx.reference import ReferenceEvaluator
-
-        model = self.model(graph, opset)
-        evaluator = ReferenceEvaluator(model)
-        names = [i.name for i in model.graph.input]
-
-        def run(values):
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore", RuntimeWarning)
-                outs = evaluator.run(None, dict(zip(names, values, strict=True)))
-            # 0-d results may come back as numpy scalars; asarray keeps their dtype.
-            return [np.asarray(o) for o in outs]
-
-        return run
-
-
-REFERENCE = PyTensorBackend("pytensor-py", linker="py", optimizer=None)
-
-#: Every backend by name; the first is the semantic reference all others are judged against.
-BACKENDS: dict[str, Backend] = {
-    b.name: b
-    for b in (
-        REFERENCE,
-        PyTensorBackend("pytensor-c", linker="cvm", optimizer=None, batched=True),
-        PyTensorBackend("pytensor-c-opt", linker="cvm", optimizer="fast_run", batched=True),
-        OnnxRuntimeBackend("onnxruntime"),
-        OnnxRuntimeBackend("onnxruntime-noopt", optimize=False),
-        OnnxReferenceBackend(),
-        RewrittenGraphBackend("onnxruntime-rewritten"),
-    )
-}
-DEFAULT_BACKENDS = ("pytensor-py", "pytensor-c", "pytensor-c-opt", "onnxruntime",
-                    "onnx-reference", "onnxruntime-rewritten")

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.cnodes import call as _call
-from conformance.cnodes import split
+from conformance.backends.cnodes import call as _call
+from conformance.backends.cnodes import split
 from conformance.innergraphs import without_inner_rewrites
 
 #: g++ time grows faster than linearly beyond about 20 nodes in one module.
@@ -45,6 +45,9 @@ class Member:
     values: Sequence[np.ndarray]
     #: what building the graph raised (its rewrites, say): the member's result on any input
     error: BaseException | None = None
+    #: the reference raises on ``values``: a backend that cannot tell which member of a
+    #: batch raised compiles it apart (see backends.numba)
+    raises: bool = False
 
 
 def _compile(inputs, outputs, linker: str, rewritten: bool = False):

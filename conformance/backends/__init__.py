@@ -1,0 +1,56 @@
+"""Backends, one module per family, as PyTensor keeps ``link/c``, ``link/numba``, ``link/jax``:
+the Python reference (``python``), C with its batching (``c``, ``cbatch``, ``cnodes``), Numba
+(``numba``), JAX (``jax``, when installed), ONNX Runtime (``onnxruntime``) and the ONNX
+reference evaluator (``onnx_reference``). Each prepares a graph once and runs it on many input
+sets, and knows nothing of the others; ``base.Graph`` is the one cache.
+
+:data:`BACKENDS` is the one list: the plugin's options, the report's columns, blame and coverage
+derive from it. Adding a backend is its module and its entry here.
+"""
+
+from __future__ import annotations
+
+from conformance.backends import jax as _jax
+from conformance.backends.base import (
+    Backend,
+    ConversionFailed,
+    Declined,
+    Graph,
+    HarnessFailed,
+    Runner,
+    Semantics,
+)
+from conformance.backends.c import CBackend
+from conformance.backends.numba import NumbaBackend
+from conformance.backends.onnx_reference import OnnxReferenceBackend
+from conformance.backends.onnxruntime import OnnxRuntimeBackend, RewrittenGraphBackend
+from conformance.backends.python import REFERENCE, PyTensorBackend
+
+__all__ = [
+    "BACKENDS", "DEFAULT_BACKENDS", "OPTIONAL_BACKENDS", "REFERENCE", "Backend", "CBackend",
+    "ConversionFailed", "Declined", "Graph", "HarnessFailed", "NumbaBackend",
+    "OnnxReferenceBackend", "OnnxRuntimeBackend", "PyTensorBackend", "RewrittenGraphBackend",
+    "Runner", "Semantics",
+]
+
+#: Every backend by name; the first is the semantic reference all others are judged against.
+BACKENDS: dict[str, Backend] = {
+    b.name: b
+    for b in (
+        REFERENCE,
+        CBackend("pytensor-c", optimizer=None),
+        CBackend("pytensor-c-opt", optimizer="fast_run"),
+        NumbaBackend("pytensor-numba", optimizer=None),
+        NumbaBackend("pytensor-numba-opt", optimizer="fast_run"),
+        *_jax.BACKENDS,
+        OnnxRuntimeBackend("onnxruntime"),
+        OnnxRuntimeBackend("onnxruntime-noopt", optimize=False),
+        OnnxReferenceBackend(),
+        RewrittenGraphBackend("onnxruntime-rewritten"),
+    )
+}
+#: Backends that need a package the quick start does not install, and the package.
+OPTIONAL_BACKENDS: dict[str, str] = {b.name: "jax" for b in _jax.BACKENDS}
+DEFAULT_BACKENDS = ("pytensor-py", "pytensor-c", "pytensor-c-opt", "pytensor-numba",
+                    "pytensor-numba-opt", "onnxruntime", "onnx-reference",
+                    "onnxruntime-rewritten")

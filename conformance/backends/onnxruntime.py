@@ -1,0 +1,71 @@
+"""ONNX Runtime (CPU provider) on the converted model: all graph optimizations, none, and the
+model converted from PyTensor's rewritten graph (what ``converter.function_to_onnx`` gets)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conformance.backends.base import Backend, ConversionFailed, Graph, Runner
+
+
+class OnnxRuntimeBackend(Backend):
+    """ONNX Runtime, CPU provider, at a chosen graph-optimization level."""
+
+    uses_onnx = True
+
+    def __init__(self, name: str, optimize: bool = True):
+        self.name, self.optimize = name, optimize
+
+    def model(self, graph: Graph, opset: int):
+        return graph.onnx_model(opset)
+
+    def prepare(self, graph: Graph, opset: int) -> Runner:
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        if not self.optimize:
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        model = self.model(graph, opset)
+        session = ort.InferenceSession(
+            model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
+        )
+        names = [i.name for i in model.graph.input]
+
+        def run(values):
+            return [np.asarray(o) for o in session.run(None, dict(zip(names, values, strict=True)))]
+
+        return run
+
+
+def default_linker() -> str:
+    """The linker of the installed PyTensor's default mode, whatever the run set: Numba from
+    PyTensor 3 on (``linker="auto"``), the C ``cvm`` on 2.38."""
+    from packaging.version import Version
+
+    from conformance.versions import installed
+
+    version = installed("pytensor")
+    return "numba" if version is None or version >= Version("3") else "cvm"
+
+
+class RewrittenGraphBackend(OnnxRuntimeBackend):
+    """ONNX Runtime on the model converted from the graph PyTensor's default mode rewrites
+    (the NUMBA mode's rewrites on 3.x, fused Composites and no BLAS; the C mode's on 2.38,
+    with BLAS ops), as ``converter.function_to_onnx`` gets it from ``pytensor.function``.
+    Judged on canonical layouts, as the C backends are: the rewrites and the conversion
+    depend on the layout, not on the values, and every layout costs a rewrite pass."""
+
+    canonical_only = True
+
+    def model(self, graph: Graph, opset: int):
+        graph.onnx_model(opset)  # the plain conversion must work first
+        # shared with pytensor-numba-opt (3.x) or pytensor-c-opt (2.38)
+        inputs, outputs = graph.rewritten("fast_run", linker=default_linker())
+        try:
+            return graph.convert(inputs, outputs, opset=opset)
+        # a converter failure is a result
+        except Exception as exc:
+            raise ConversionFailed(exc) from exc
