@@ -74,6 +74,19 @@ class RemoteError(RuntimeError):
         super().__init__(f"{name}: {text}")
         self.name = name
 
+    @classmethod
+    def named(cls, name: str, text: str) -> RemoteError:
+        """One whose type carries the original's name, so that a message reads as the
+        child's exception would ("TypingError: ..."), as records' ``match`` expect."""
+        kind = _REMOTE_KINDS.setdefault(name, type(name, (cls,), {}))
+        error = kind.__new__(kind)
+        RuntimeError.__init__(error, text)
+        error.name = name
+        return error
+
+
+_REMOTE_KINDS: dict[str, type] = {}
+
 
 def _answer(harness: Harness, kind: str, opset: int, recipe: tuple, backend=None, values=None,
             dtype=None):
@@ -179,7 +192,7 @@ class Isolated:
         if status == "conversion":  # the converter failed there, or (run) the rewritten graph's
             cause = RefusedElsewhere(f"{name}: {text}") if refused else RemoteError(name, text)
             raise ConversionFailed(cause, f"{name}: {text}")
-        raise RemoteError(name, text)
+        raise RemoteError.named(name, text)
 
     def _start(self) -> None:
         """A new child, once it has loaded the converter; raises HarnessFailed if it cannot

@@ -168,6 +168,12 @@ CAUSES = {
     "numba-det-narrow-int":
         "the Numba backend's Det of a bool or 8/16-bit integer matrix returns float32 where "
         "PyTensor declares float64",
+    "numba-unique-bool":
+        "the NUMBA mode's Unique of a bool array with return_index, return_inverse and "
+        "return_counts fails an AssertionError (a float64 output where bool belongs)",
+    "numba-searchsorted-sorter":
+        "the Numba backend's SearchsortedOp with a sorter raises TypeError: can't unbox "
+        "array from PyObject into native value",
     "numba-index-unchecked":
         "the Numba backend's advanced indexing checks no bounds: an out-of-range index reads "
         "or writes past the buffer (garbage, heap corruption, a crash) where numpy raises "

@@ -37,8 +37,45 @@ def given(value) -> str:
     return f"{'an' if name[:1] in 'aeiou' else 'a'} {name} ({text})"
 
 
+#: ``In`` flags that change what a compiled function computes, and why ONNX cannot follow
+_IN_FLAGS_THAT_COMPUTE = {
+    "value": "a default value (an ONNX input has none: the model would need it every call)",
+    "update": "an update (ONNX models are stateless)",
+    "implicit": "an implicit input (a shared variable's storage)",
+}
+
+
+def _unwrapped_in(arg: str, i: int, var):
+    """The variable an ``In(x, ...)`` wraps, where its flags (mutable, borrow, name, strict,
+    allow_downcast) change how a function takes the value, not what it computes; else a
+    ConversionError naming the flag."""
+    for flag, why in _IN_FLAGS_THAT_COMPUTE.items():
+        if getattr(var, flag, None) not in (None, False):
+            raise ConversionError(
+                f"{arg}[{i}] is In({var.variable}, {flag}=...): {why}; pass the variable "
+                f"itself (In's mutable, borrow, name, strict and allow_downcast are accepted)")
+    return var.variable
+
+
+def _refuse_sparse(arg: str, i: int, var) -> None:
+    try:
+        from pytensor.sparse.type import SparseTensorType
+    except ImportError:  # a PyTensor without sparse types
+        return
+    if isinstance(var.type, SparseTensorType):
+        raise ConversionError(
+            f"{arg}[{i}] is {var.type} ({type(var.type).__name__}, format "
+            f"{var.type.format!r}); ONNX has no sparse tensors that ONNX Runtime computes "
+            f"with, and converting it as a dense one would change what it means: make it a "
+            f"dense tensor (pytensor.tensor.matrix(...)), or export the graph after "
+            f"pytensor.sparse.dense_from_sparse(...)")
+
+
 def variables(arg: str, value, *, single_ok: bool) -> list:
-    """``value`` as a flat list of PyTensor variables, or a ConversionError naming ``arg``."""
+    """``value`` as a flat list of PyTensor variables, or a ConversionError naming ``arg``.
+    ``In(x, ...)`` inputs, as ``pytensor.function`` takes them, become ``x`` where their
+    flags cannot change the values computed; sparse variables are refused."""
+    from pytensor.compile.io import In
     from pytensor.graph.basic import Variable
 
     allowed = "a list or tuple of PyTensor variables"
@@ -51,7 +88,11 @@ def variables(arg: str, value, *, single_ok: bool) -> list:
         if hasattr(value, "__iter__") and not isinstance(value, str | bytes):
             hint = " (materialize an iterator or set with list(...) so the order is fixed)"
         raise ConversionError(f"{arg} is {given(value)}; expected {allowed}{hint}")
+    value = [_unwrapped_in(arg, i, v) if isinstance(v, In) and arg == "inputs" else v
+             for i, v in enumerate(value)]
     for i, var in enumerate(value):
+        if isinstance(var, Variable):
+            _refuse_sparse(arg, i, var)
         if not isinstance(var, Variable):
             hint = ""
             if isinstance(var, str):

@@ -15,6 +15,7 @@ from conformance.registries.reductions import axis_cases, c_0d, ort131_uint32
 from conformance.registry import (
     C_BACKENDS,
     NOT_REFERENCE,
+    NUMBA_BACKENDS,
     ORT_BACKENDS,
     Blame,
     Case,
@@ -54,7 +55,7 @@ INT64_MAX_ROUNDS = {
 # The softmax of a length-0 axis is empty (what ONNX returns), but PyTensor's inner graph
 # takes the axis' max first, which has no identity: numpy (float16) and C both raise.
 EMPTY_AXIS = {
-    "backends": ONNX_BACKENDS, "blame": Blame.PYTENSOR,
+    "backends": (*ONNX_BACKENDS, *NUMBA_BACKENDS), "blame": Blame.PYTENSOR,
     "reason": "PyTensor's softmax raises on a length-0 axis (its max has no identity) where "
               "the result is simply empty, as ONNX returns it",
     "match": "pytensor-py raised ValueError: (zero-size array|Input of CAReduce)",
