@@ -95,15 +95,20 @@ class Spec:
     #: backends this test leaves to its cell's test at the run's first opset (PyTensor's,
     #: which never read the opset): a record naming one is not judged here when unseen
     deferred: tuple[str, ...] = ()
+    #: the converter under test is the project's own: records blamed on the converter
+    #: (its faults and the semantic gaps it bridges) describe it, and no other converter
+    own_converter: bool = True
 
     @property
     def records(self) -> tuple:
         """The row's recorded divergences that concern this dtype and a backend that runs it
         (not one that declines the dtype by design), whether or not they hold for the
-        installed releases (their examples always run)."""
+        installed releases (their examples always run). Against another converter, those
+        blamed on the converter describe the project's, so they neither excuse nor XPASS."""
         running = {b for b in self.backends
                    if self.dtype not in BACKENDS[b].semantics.declines}  # nothing to show
-        return tuple(k for k in self.row.known_for(self.dtype) if running & set(k.backends))
+        return tuple(k for k in self.row.known_for(self.dtype) if running & set(k.backends)
+                     and (self.own_converter or k.blame != Blame.CONVERTER))
 
     @property
     def known(self) -> tuple:
@@ -222,13 +227,13 @@ def case_code(row: Row, case: Case) -> str:
 
 
 def _covers(k: Known, backend: str, message: str, actual, case: Case, *,
-            records_refusals: bool) -> bool:
+            records_refusals: bool, where: dict) -> bool:
     """Whether record ``k`` explains the disagreement. A failed conversion only by a
     ``match`` on what the converter raised: a record of wrong values, or of what the
     reference does, never excuses a refusal or a crash. The records describe the project's
     converter, so another converter's refusal is never theirs (``records_refusals``)."""
     if not isinstance(actual, ConversionFailed):
-        return k.covers(backend, message, case)
+        return k.covers(backend, message, case, **where)
     if is_refusal(actual.cause) and not records_refusals:
         return False
     return k.match is not None and k.covers(backend, f"{backend} raised "
@@ -414,9 +419,13 @@ class Harness:
                 cmp = Comparison(False, f"{name} raised {describe_error(actual)} but "
                                         f"{REFERENCE.name} raised {describe_error(expected)}; "
                                         f"a failed conversion is not agreement [{description}]")
+            where = {}
+            if cmp.where is not None and not isinstance(actual, BaseException):
+                where = {"shape": actual[cmp.where[0]].shape, "elements": cmp.elements}
             covering = () if cmp.ok else tuple(
                 k for k in known if _covers(k, name, cmp.message, actual, case,
-                                            records_refusals=self.claims_every_row))
+                                            records_refusals=self.claims_every_row,
+                                            where=where))
             outcome.verdicts.append(Verdict(name, cmp, covering[0] if covering else None,
                                             covering, refused))
         return outcome

@@ -31,6 +31,8 @@ class Comparison:
     #: the output and element the message is about (the worst one), None when it is not
     #: about one element
     where: tuple[int, tuple[int, ...]] | None = None
+    #: every element of that output that disagrees (records are judged on each of them)
+    elements: tuple[tuple[int, ...], ...] = ()
 
 
 def describe_error(exc: BaseException) -> str:
@@ -73,10 +75,18 @@ def _zero_sign_differs(a: np.ndarray, e: np.ndarray) -> tuple[int, ...] | None:
     """The first element where both are zeros of opposite signs (real floats only)."""
     if a.dtype.kind != "f":
         return None
-    differs = (a == 0) & (e == 0) & (np.signbit(a) != np.signbit(e))
+    differs = _zero_signs_differ(a, e)
     if not differs.any():
         return None
     return tuple(int(j) for j in np.argwhere(differs)[0])
+
+
+def _zero_signs_differ(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    return (a == 0) & (e == 0) & (np.signbit(a) != np.signbit(e))
+
+
+def _indices(mask: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(int(j) for j in found) for found in np.argwhere(mask))
 
 
 def _invalid_bool(a: np.ndarray) -> tuple[tuple[int, ...], int] | None:
@@ -129,7 +139,8 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
                 return Comparison(False, f"{backend}: {_where(len(expected), i, found)}="
                                          f"{_value(a[found])} but {reference}={_value(e[found])}"
                                          f" (sign of zero differs){suffix}",
-                                  worst_abs, worst_rel, worst_ulp, (i, found))
+                                  worst_abs, worst_rel, worst_ulp, (i, found),
+                                  _indices(_zero_signs_differ(a, e)))
             continue
         if a.dtype.kind not in "fc":
             bad = a != e
@@ -138,7 +149,7 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
                 return Comparison(False, f"{backend}: {_where(len(expected), i, idx)}="
                                          f"{_value(a[idx])} but {reference}={_value(e[idx])} "
                                          f"(exact match required for {e.dtype}){suffix}",
-                                  where=(i, idx))
+                                  where=(i, idx), elements=_indices(bad))
             continue
         err, allowed, bad = _float_errors(a, e, tol)
         # Where the error is finite and non-zero the reference value is finite, so the
@@ -160,13 +171,14 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
                 False,
                 f"{backend}: {_where(len(expected), i, idx)}={_value(a[idx])} but {reference}="
                 f"{_value(e[idx])} (abs err {err[idx]:.3g} > tol {tol_text}){suffix}",
-                worst_abs, worst_rel, worst_ulp, (i, idx),
+                worst_abs, worst_rel, worst_ulp, (i, idx), _indices(bad),
             )
         if signed_zeros and (found := _zero_sign_differs(a, e)) is not None:
             return Comparison(False, f"{backend}: {_where(len(expected), i, found)}="
                                      f"{_value(a[found])} but {reference}={_value(e[found])} "
                                      f"(sign of zero differs){suffix}",
-                              worst_abs, worst_rel, worst_ulp, (i, found))
+                              worst_abs, worst_rel, worst_ulp, (i, found),
+                              _indices(_zero_signs_differ(a, e)))
     return Comparison(True, "", worst_abs, worst_rel, worst_ulp)
 
 

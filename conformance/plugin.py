@@ -217,11 +217,12 @@ class ConformanceSession:
         # at the others they would only run the same functions on the same explicit examples
         onnx_only = tuple(b for b in self.backends
                           if b == REFERENCE.name or BACKENDS[b].uses_onnx)
+        own = self.harness.claims_every_row  # the project's converter (see Spec.own_converter)
         # row-major, so that a row's tests run one after another even without xdist
         deferred = tuple(b for b in self.backends if b not in onnx_only)
         return [
-            Spec(row, dtype, opset, onnx_only, label, deferred) if position else
-            Spec(row, dtype, opset, self.backends, label)
+            Spec(row, dtype, opset, onnx_only, label, deferred, own) if position else
+            Spec(row, dtype, opset, self.backends, label, own_converter=own)
             for row in all_rows()
             for dtype in row.dtypes
             for position, (opset, label) in enumerate(self.opsets)
@@ -311,6 +312,10 @@ class ConformanceSession:
 
 
 def pytest_configure(config):
+    # rows that test a dropped runtime check say so in their records and the report; the
+    # terminal is for what a person acts on (-W default::converter.errors.RuntimeCheckDropped
+    # shows them again)
+    config.addinivalue_line("filterwarnings", "ignore::converter.errors.RuntimeCheckDropped")
     if getattr(config, "workerinput", None) is None:
         pytensor_env.hand_down()
     import pytensor

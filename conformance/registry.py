@@ -39,6 +39,8 @@ DEFAULT_TOL: Mapping[str, Tol] = {
     "float64": Tol(rtol=1e-10, atol=1e-12),
 }
 EXACT = Tol()
+#: disagreeing elements a record's ``when`` is judged on one by one (beyond: the whole case too)
+MAX_JUDGED_ELEMENTS = 256
 #: What ``Known.cause`` may be: words of lowercase letters and digits joined by '-'.
 CAUSE_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
@@ -77,6 +79,21 @@ class Case:
                 if (np.signbit(finite) & (finite == 0)).any():
                     classes.add("-0.0")
         return sorted(classes)
+
+    def at_element(self, shape: tuple[int, ...], index: tuple[int, ...]) -> Case | None:
+        """The case cut down to what element ``index`` of an output of ``shape`` is computed
+        from, for an elementwise case (no params, operands broadcasting to ``shape``); each
+        operand keeps its rank. None for any other case."""
+        if self.params:
+            return None
+        try:
+            if np.broadcast_shapes(*(v.shape for v in self.values)) != tuple(shape):
+                return None
+        except ValueError:
+            return None
+        values = tuple(np.broadcast_to(v, shape)[index].reshape((1,) * v.ndim)
+                       for v in self.values)
+        return Case(values, self.static, self.params)
 
     def describe(self, op: str) -> str:
         args = ", ".join(f"{v.dtype}[{','.join(map(str, v.shape))}]" for v in self.values)
@@ -124,12 +141,24 @@ class Known:
         """Whether the divergence is expected on the installed release."""
         return releases.holds(self.versions)
 
-    def covers(self, backend: str, message: str, case: Case) -> bool:
+    def covers(self, backend: str, message: str, case: Case, *, shape=None,
+               elements: Sequence[tuple[int, ...]] = ()) -> bool:
+        """Whether the record explains ``backend``'s disagreement: its message matches and
+        ``when`` holds, on each disagreeing element (``elements`` of an output of ``shape``)
+        where the case is elementwise, else on the whole case. So a nan elsewhere in the
+        case never excuses a wrong value at 0.5."""
         if backend not in self.backends:
             return False
         if self.match is not None and not re.search(self.match, message):
             return False
-        return self.when is None or bool(self.when(case))
+        if self.when is None:
+            return True
+        narrowed = [case.at_element(shape, i) for i in elements[:MAX_JUDGED_ELEMENTS]]
+        if not narrowed or any(c is None for c in narrowed):
+            return bool(self.when(case))
+        if len(elements) > MAX_JUDGED_ELEMENTS and not self.when(case):
+            return False
+        return all(self.when(c) for c in narrowed)
 
     def __post_init__(self):
         if not self.reason or "\n" in self.reason:
