@@ -65,7 +65,8 @@ _KNOWN_FIELDS = {"backends": NAMES, "reason": STRING, "dtypes": Nullable(NAMES),
 KNOWN = Obj(optional={**_KNOWN_FIELDS, "blame": Nullable(STRING)},
             expected="a recorded divergence object (backends, reason, blame, dtypes)")
 #: Records listed by release: the report sorts them by blame, so it must be text.
-RELEASE_KNOWN = Obj(optional={**_KNOWN_FIELDS, "blame": STRING, "installed": STRING},
+RELEASE_KNOWN = Obj(optional={**_KNOWN_FIELDS, "blame": STRING, "installed": STRING,
+                              "cpu": STRING},
                     expected="a recorded divergence object (backends, reason, blame, ...)")
 
 FAILURE = Obj(optional={
@@ -83,7 +84,8 @@ TEST_FIELDS = {
     "value_classes": MapOf(COUNT), "outcomes_seen": MapOf(COUNT), "op_kinds": NAMES,
     "graph_rows": MapOf(COUNT),
     "onnx_ops": NAMES, "known_inactive": ListOf(RELEASE_KNOWN),
-    "fixed_upstream": ListOf(RELEASE_KNOWN), "worker": STRING,
+    "fixed_upstream": ListOf(RELEASE_KNOWN), "not_on_this_cpu": ListOf(RELEASE_KNOWN),
+    "worker": STRING,
     "compiled": Obj(optional={"modules": COUNT, "seconds": FINITE}, expected="an object"),
 }
 TEST = Obj(required={"test": STRING}, optional=TEST_FIELDS, expected="a test record object")
@@ -95,6 +97,8 @@ RUN_FIELDS = {
     "target_error": BOOL, "versions": MapOf(STRING), "isolate": BOOL,
     "strict_records": BOOL, "c_layouts": STRING, "interrupted": BOOL, "tests_ran": COUNT,
     "tests_planned": Nullable(COUNT), "c_modules_compiled": COUNT, "compile_seconds": FINITE,
+    "cpu": Obj(optional={"model": STRING, "machine": STRING, "features": NAMES},
+               expected="a CPU object (model, machine, features)"),
 }
 RUN = AllOf(
     Obj(optional=RUN_FIELDS, expected="a run object (started, profile, backends, ...)"),

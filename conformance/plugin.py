@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance import compilestats, converters, fastcompile, interrupt, profiles, pytensor_env
+from conformance import (
+    compilestats,
+    converters,
+    fastcompile,
+    hardware,
+    interrupt,
+    profiles,
+    pytensor_env,
+)
 from conformance.backends import BACKENDS, DEFAULT_BACKENDS, OPTIONAL_BACKENDS, REFERENCE
 from conformance.harness import CaseOutcome, Harness, Spec
 from conformance.results import ExampleTally, ResultsWriter, merge, write_results
@@ -207,7 +215,7 @@ class ConformanceSession:
             "isolate": self.config.getoption("isolate"),
             "strict_records": self.strict_records,
             "c_layouts": self.config.getoption("c_layouts"),
-            "versions": versions(),
+            "versions": versions(), "cpu": hardware.cpu(),
         }
 
     def specs(self) -> list[Spec]:

@@ -117,6 +117,10 @@ class Known:
     ``cause`` (a slug such as ``"careduce-c-0d"``) names the upstream bug the record is an
     instance of: records that share it are one root cause for ``conformance upstream``,
     whatever their wording (conformance.upstream describes each cause once).
+
+    ``cpu`` (a line saying on which CPUs it shows, e.g. ``"ONNX Runtime's AVX2 kernels"``)
+    marks a bug of some instruction sets only: where the example does not show, the run
+    warns "does not show on this CPU" instead of failing.
     """
 
     backends: tuple[str, ...]
@@ -128,6 +132,9 @@ class Known:
     when: Callable[[Case], bool] | None = None
     versions: str | None = None
     cause: str | None = None
+    #: the bug depends on the CPU (which SIMD kernels run): where its example does not show
+    #: on this machine, the run warns, naming the CPU, instead of failing (strict XPASS)
+    cpu: str | None = None
 
     @property
     def package(self) -> str | None:
@@ -264,7 +271,7 @@ class Row:
         self, *, backends: Sequence[str], reason: str, blame: Blame,
         dtypes: Sequence[str] | None = None, example: Callable[[str], Case] | None = None,
         match: str | None = None, when: Callable[[Case], bool] | None = None,
-        versions: str | None = None, cause: str | None = None,
+        versions: str | None = None, cause: str | None = None, cpu: str | None = None,
     ) -> Row:
         """A copy of the row with one more strict expected failure (chainable)."""
         if isinstance(backends, str):
@@ -273,7 +280,7 @@ class Row:
         if bad:
             raise ValueError(f"Row {self.name!r}: xfail dtypes {bad} are not among {self.dtypes}")
         known = Known(tuple(backends), reason, blame, tuple(dtypes) if dtypes else None,
-                      example, match, when, versions, cause)
+                      example, match, when, versions, cause, cpu)
         return dataclasses.replace(self, known=(*self.known, known))
 
     def judges_zero_signs(self, case: Case) -> bool:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given, settings, target
 from hypothesis.database import ExampleDatabase
 
-from conformance import interrupt
+from conformance import hardware, interrupt
 from conformance import versions as releases
 from conformance.harness import CaseOutcome, Harness, Spec, case_code
 from conformance.registry import Known
@@ -191,6 +191,17 @@ def check(spec: Spec, harness: Harness, session) -> dict:
                 f"{spec.test_id}: recorded divergence not seen on {item['installed']} "
                 f"({item['blame']}: {item['reason']}); fixed upstream? Bound the record with "
                 f"versions= once confirmed"), stacklevel=1)
+    elsewhere = [k for k in unseen if k.cpu]
+    if elsewhere:
+        # a bug of other instruction sets: not a fix, and not this contributor's problem
+        here = hardware.describe()
+        record["not_on_this_cpu"] = [{**_known_json(k), "cpu": k.cpu, "installed": here}
+                                     for k in elsewhere]
+        for k in elsewhere:
+            warnings.warn(NotOnThisCpu(
+                f"{spec.test_id}: recorded divergence does not show on this CPU, {here} "
+                f"({k.blame}: {k.reason}; shows with {k.cpu})"), stacklevel=1)
+        unseen = [k for k in unseen if not k.cpu]
     if unseen:
         record["outcome"] = "failed"
         lines = [f"XPASS(strict) {spec.test_id}: {', '.join(k.backends)} now agree "
@@ -202,7 +213,7 @@ def check(spec: Spec, harness: Harness, session) -> dict:
         record["outcome"] = "unsupported"
         session.record_test(record)
         pytest.skip(refusals.skip_reason(spec))
-    if len(fixed) + len(unjudged) < len(known):
+    if len(fixed) + len(unjudged) + len(elsewhere) < len(known):
         record["outcome"] = "xfailed"
         session.record_test(record)
         # no traceback: pytest would read and parse this module's source for each xfail
@@ -230,6 +241,10 @@ def _fix_hint(k: Known) -> str:
         return "remove this expected failure"
     return (f"if {k.package} {version} fixed it, bound the record with "
             f"versions=\"{k.package}<{version}\", else remove it")
+
+
+class NotOnThisCpu(UserWarning):
+    """A recorded divergence that depends on the CPU did not show on this one."""
 
 
 class FixedUpstream(UserWarning):

@@ -82,3 +82,18 @@ def test_an_inactive_record_still_runs_its_example_and_is_listed(tmp_path):
     assert test["known"] == [] and test["known_inactive"][0]["versions"] == "onnxruntime<1.32"
     assert test["examples"] >= 2  # the record's example ran with the drawn ones
     assert "Not expected on the installed releases" in (tmp_path / "conformance.html").read_text()
+
+
+def test_a_cpu_dependent_record_that_does_not_show_here_warns_and_stays_green(tmp_path):
+    run = conformance(f"{TESTS}::test_op[add[float32]]", "--opsets", "default", "-n", "0",
+                      "-p", "cpu_record", "--strict-records", tmp_path=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "does not show on this CPU" in run.stdout, run.stdout[-3000:]
+    assert "AVX-512 FP16 (made up)" in run.stdout
+    doc = json.loads((tmp_path / "results.json").read_text())
+    (test,) = doc["tests"]
+    assert test["outcome"] == "passed"
+    (record,) = test["not_on_this_cpu"]
+    assert record["cpu"] == "CPUs with AVX-512 FP16 (made up)"
+    assert record["installed"] and doc["run"]["cpu"]["model"]
+    assert "Not on this CPU" in (tmp_path / "conformance.html").read_text()

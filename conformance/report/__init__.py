@@ -46,6 +46,7 @@ def context(doc: dict) -> dict:
                     + [(s, n) for s, n in sorted(statuses.items()) if s not in STATUSES],
         "settings": sections.run_settings(doc.get("run", {})),
         "versions": doc.get("run", {}).get("versions", {}),
+        "cpu": sections.cpu_text(doc.get("run", {}).get("cpu")),
         "summary": sections.summary(rows, backends),
         "states": matrix.STATES, "symbols": matrix.SYMBOLS,
         "colors": {b: sections.svg.color(i) for i, b in enumerate(backends)},

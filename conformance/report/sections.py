@@ -29,9 +29,19 @@ def _text(value) -> str:
     return str(value)
 
 
+def cpu_text(cpu: dict | None) -> str:
+    """``model (machine; features)`` of the run's CPU (conformance.hardware), or "unknown"."""
+    if not cpu:
+        return "unknown"
+    return (f"{cpu.get('model', '?')} ({cpu.get('machine', '?')}; "
+            f"{', '.join(cpu.get('features') or []) or 'no listed SIMD features'})")
+
+
 def run_settings(run: dict) -> list[tuple[str, str]]:
     shown = [(label, _text(run[key])) for key, label in RUN_KEYS if key in run]
-    known = {key for key, _ in RUN_KEYS} | {"versions", "kind"}
+    if "cpu" in run:
+        shown.append(("CPU", cpu_text(run["cpu"])))
+    known = {key for key, _ in RUN_KEYS} | {"versions", "kind", "cpu"}
     shown += [(key.replace("_", " "), _text(v)) for key, v in run.items() if key not in known]
     if "seed" not in run:
         shown.insert(3, ("seed", "derandomized (fixed per test)" if run.get("derandomize")
@@ -176,25 +186,31 @@ def trend(doc: dict, rows: list[dict]) -> dict | None:
 
 def records(doc: dict) -> dict | None:
     """Recorded divergences whose standing depends on the installed releases: those that did
-    not show on a release newer than the records were checked against ("fixed upstream?") and
-    those that a ``versions`` bound switched off (they ran as ordinary checks)."""
+    not show on a release newer than the records were checked against ("fixed upstream?"),
+    those that a ``versions`` bound switched off (they ran as ordinary checks) and those of
+    another CPU's kernels that did not show on this one."""
     fixed: dict[tuple, list[str]] = defaultdict(list)
     inactive: dict[tuple, list[str]] = defaultdict(list)
+    elsewhere: dict[tuple, list[str]] = defaultdict(list)
     for test in doc["tests"]:
+        for rec in test.get("not_on_this_cpu") or []:
+            elsewhere[(rec.get("cpu", "?"), rec.get("blame", ""), rec.get("reason", ""))] \
+                .append(test["test"])
         for rec in test.get("fixed_upstream") or []:
             fixed[(rec.get("installed", "?"), rec.get("blame", ""), rec.get("reason", ""))] \
                 .append(test["test"])
         for rec in test.get("known_inactive") or []:
             inactive[(rec.get("versions") or "", rec.get("blame", ""), rec.get("reason", ""))] \
                 .append(test["test"])
-    if not fixed and not inactive:
+    if not fixed and not inactive and not elsewhere:
         return None
 
     def listing(found):
         return [{"what": k[0], "blame": k[1], "reason": k[2], "tests": sorted(v)}
                 for k, v in sorted(found.items())]
 
-    return {"fixed": listing(fixed), "inactive": listing(inactive)}
+    return {"fixed": listing(fixed), "inactive": listing(inactive),
+            "elsewhere": listing(elsewhere)}
 
 
 def upstream(doc: dict) -> dict | None:
