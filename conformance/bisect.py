@@ -203,8 +203,9 @@ def judge_with(script: Path, package: str, log: Callable[[str], None],
 _NAME = re.compile(r"^(?P<row>\w+)(?:\[(?P<dtype>\w+)\])?(?::(?P<index>\d+))?$")
 
 
-def resolve(name: str, rows, opset: int):
-    """The upstream Cell a name picks (see the module docstring)."""
+def resolve(name: str, rows, opset: int, package: str | None = None):
+    """The upstream Cell a name picks (see the module docstring); with ``package``, among
+    the records that package is at fault for."""
     from conformance.upstream import UPSTREAM, Cell
 
     match = _NAME.match(name)
@@ -215,7 +216,10 @@ def resolve(name: str, rows, opset: int):
     row = by_name.get(match["row"])
     if row is None:
         raise BisectError(f"{name!r}: no registry row named {match['row']!r}")
-    upstream = [i for i, k in enumerate(row.known) if k.blame in UPSTREAM]
+    from conformance.upstream import blamed_package
+
+    upstream = [i for i, k in enumerate(row.known) if k.blame in UPSTREAM
+                and (package is None or blamed_package(k) == package)]
     if match["index"] is not None:
         index = int(match["index"])
         if index not in upstream:
@@ -225,7 +229,8 @@ def resolve(name: str, rows, opset: int):
         fitting = [i for i in upstream if row.known[i].applies(match["dtype"])]
         if len(fitting) != 1:
             listed = "; ".join(f"{row.name}:{i} ({row.known[i].reason})" for i in fitting)
-            raise BisectError(f"{name!r}: {len(fitting)} upstream records concern "
+            at_fault = f" that {package} is at fault for" if package else ""
+            raise BisectError(f"{name!r}: {len(fitting)} upstream records{at_fault} concern "
                               f"{match['dtype']}" + (f"; pick one of {listed}" if fitting
                                                      else ""))
         index = fitting[0]

@@ -355,7 +355,8 @@ def _bisect(args) -> int:
         if Path(args.record).is_dir():
             cell = bisect.bundle_cell(Path(args.record), rows)
         else:
-            cell = bisect.resolve(args.record, rows, args.opset or converter.MIN_OPSET)
+            cell = bisect.resolve(args.record, rows, args.opset or converter.MIN_OPSET,
+                                  args.package)
         package = args.package or upstream.blamed_package(cell.known)
         if package is None:
             raise bisect.BisectError(f"{args.record!r}: the record names no package at fault; "

@@ -126,3 +126,14 @@ def test_bisects_the_int64_sign_record_over_onnxruntime_releases(tmp_path, capsy
     assert result["first_shown"] == "1.29.0"
     assert 'versions="onnxruntime<1.32.0"' in out
     print(f"bisect took {time.monotonic() - started:.0f}s")
+
+
+def test_package_picks_the_one_record_that_package_is_at_fault_for():
+    rows = all_rows()
+    with pytest.raises(BisectError, match="2 upstream records concern int64"):
+        bisect.resolve("maximum[int64]", rows, 18)
+    cell = bisect.resolve("maximum[int64]", rows, 18, "onnxruntime")
+    assert cell.known.blame == "onnxruntime" and cell.dtype == "int64"
+    assert bisect.resolve("maximum[int64]", rows, 18, "pytensor").known.blame == "pytensor"
+    with pytest.raises(BisectError, match="0 upstream records that onnx is at fault"):
+        bisect.resolve("maximum[int64]", rows, 18, "onnx")
