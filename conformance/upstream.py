@@ -139,9 +139,10 @@ CAUSES = {
     "numba-sigmoid-int-min":
         "the Numba backend's sigmoid of a signed integer negates it in its own dtype, so at "
         "the dtype's minimum -x wraps and sigmoid(-2**31) is 1.0 instead of 0.0",
-    "numba-floor-divide-inf":
-        "the Numba backend's float floor division inf // 1 is inf; numpy's floor_divide (and "
-        "PyTensor's Python and C backends) give nan",
+    "float-int-div-floor":
+        "the C and Numba backends' IntDiv of floats is floor(x / y), where numpy's "
+        "floor_divide (PyTensor's Python backend) subtracts fmod first: 1 // 0.1 is 10.0 "
+        "against 9.0, inf // 1 is inf against nan",
     "numba-reshape-infers-empty":
         "the Numba backend's Reshape infers a -1 for a size-0 input where numpy refuses the "
         "ambiguous shape (cannot reshape array of size 0)",

@@ -334,15 +334,10 @@ ROWS = [
            match="abs err", when=py_round_is_wrong, example=fixed(0.49999999999999994)),
     Row("int_div", pt.int_div, divisions, ALL, compose=DIVISIONS)
     .xfail(**C_INT_DIV_BY_ZERO, example=fixed(1, 0)).xfail(**C_INT_MIN_NEGATED)
-    .xfail(backends=NUMBA_BACKENDS, dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
-           cause="numba-floor-divide-inf",
-           reason="Numba's float floor division of an infinity by a finite number is inf; "
-                  "numpy's (and so PyTensor's Python and C) is nan",
-           match=r"=-?inf but pytensor-py=nan", example=fixed(np.inf, 1.0),
-           when=lambda case: bool(np.any(np.isinf(case.values[0])
-                                         & np.isfinite(case.values[1]))))
-    .xfail(backends=C_BACKENDS, dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
-           reason="C IntDiv on floats is floor(x / y); numpy's floor_divide gives 1 // 0.1 == 9",
+    .xfail(backends=(*C_BACKENDS, *NUMBA_BACKENDS), dtypes=("float32", "float64"),
+           blame=Blame.PYTENSOR, cause="float-int-div-floor",
+           reason="C and Numba IntDiv on floats are floor(x / y); numpy's floor_divide gives "
+                  "1 // 0.1 == 9 (and inf // 1 == nan)",
            match="abs err", when=float_floor_div_differs, example=fixed(1.0, 0.1)),
     Row("mod", pt.mod, divisions, ALL, compose=DIVISIONS)
     .xfail(**C_INT_DIV_BY_ZERO, example=fixed(1, 0)).xfail(**C_INT_MIN_NEGATED)
