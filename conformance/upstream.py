@@ -169,6 +169,10 @@ CAUSES = {
     "numba-det-narrow-int":
         "the Numba backend's Det of a bool or 8/16-bit integer matrix returns float32 where "
         "PyTensor declares float64",
+    "numba-argsort-ties":
+        "the Numba backend's argsort(kind='quicksort') orders equal elements unlike numpy's "
+        "(PyTensor's Python and C backends): the order of ties differs between PyTensor's "
+        "backends",
     "numba-unique-bool":
         "the NUMBA mode's Unique of a bool array with return_index, return_inverse and "
         "return_counts fails an AssertionError (a float64 output where bool belongs)",

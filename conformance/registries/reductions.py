@@ -303,7 +303,8 @@ ROWS = [
     .xfail(backends=ORT_BACKENDS, dtypes=("int32",), blame=Blame.ONNXRUNTIME,
            reason="ReduceSum on int32 saturates at 2**31-1 instead of wrapping",
            match="exact match required", example=fixed([2**31 - 1] * 2, params=AXIS_NONE))
-    .xfail(backends=NUMBA_BACKENDS, dtypes=("int8", "int16", "uint8", "uint16"),
+    .xfail(backends=NUMBA_BACKENDS, dtypes=("int8", "int16", "int32", "uint8", "uint16",
+                                             "uint32"),
            blame=Blame.PYTENSOR, cause="numba-sum-acc-dtype",
            reason="Numba sums in the output dtype, not the narrower acc_dtype: no wrapping",
            match="exact match required", when=acc_wraps,
