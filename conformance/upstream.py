@@ -169,6 +169,11 @@ CAUSES = {
     "numba-det-narrow-int":
         "the Numba backend's Det of a bool or 8/16-bit integer matrix returns float32 where "
         "PyTensor declares float64",
+    "advinc1-perform-broadcast-check":
+        "AdvancedIncSubtensor1.perform checks runtime broadcasting by aligning y against x "
+        "from the right and y's first axis against the index, and raises 'Runtime "
+        "broadcasting not allowed' on a valid y (the 1-d C code checks correctly; float16 "
+        "and other cases fall back to perform)",
     "numba-argsort-ties":
         "the Numba backend's argsort(kind='quicksort') orders equal elements unlike numpy's "
         "(PyTensor's Python and C backends): the order of ties differs between PyTensor's "
