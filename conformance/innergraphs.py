@@ -103,7 +103,7 @@ def _stop_at_linker() -> type:
 
 def inlined(inputs: list, outputs: list, rewritten: bool = False) -> tuple[list, list]:
     """The graph with every OpFromGraph node replaced by its inner graph (nested ones too),
-    as a copy; Scan nodes stay. For the C backends' batches (conformance.cbatch): there an
+    as a copy; Scan nodes stay. For the C backends' batches (conformance.backends.cbatch): there an
     inner graph runs by cvm node by node, exactly as the same nodes run inlined, and inlined
     they can join a whole-graph C module instead of compiling a module per node and layout.
 

@@ -12,7 +12,7 @@ raise), so a member's result and error are its own. A member whose own values ra
 its chunk, which is compiled again without it; it, and every member of a chunk the
 whole-graph linker cannot compile, falls back to one cvm function of its own, as the
 unbatched backend compiles it. Graphs the whole-graph linker cannot take at all (no C code
-for a node, scalar intermediates) are batched node by node (conformance.cnodes).
+for a node, scalar intermediates) are batched node by node (conformance.backends.cnodes).
 
 For ``pytensor-c-opt`` the members are graphs already rewritten with ``fast_run`` (each on its
 own, once for that backend and ``onnxruntime-rewritten``), compiled without further rewrites.

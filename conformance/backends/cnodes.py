@@ -1,7 +1,7 @@
 """A graph the whole-graph C linker cannot take, batched node by node.
 
 Some graphs have a node without C code (Repeat, ArgSort), or scalar variables (the indices of
-a Subtensor, the shape arithmetic around it), and conformance.cbatch cannot put them in a
+a Subtensor, the shape arithmetic around it), and conformance.backends.cbatch cannot put them in a
 whole-graph module. cvm runs such a graph node by node anyway: each node with C code is a
 module of its own, compiled for its op, dtypes and layout, so a random graph of forty nodes
 costs forty modules at each dtype.
