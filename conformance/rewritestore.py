@@ -1,7 +1,7 @@
 """Rewritten graphs kept on disk between runs.
 
 ``pytensor-c-opt`` and ``onnxruntime-rewritten`` judge each row's canonical graphs as
-PyTensor's default rewrites leave them (conformance.backends, conformance.backends.cbatch). Rewriting
+PyTensor's default rewrites leave them (conformance.backends.cbatch). Rewriting
 costs a tenth of a second to a third per graph, and an OpFromGraph's inner graph more (half a
 second for a reflect pad's Scan): about a tenth of a warm run, for graphs that come out the same
 every run. :class:`RewriteStore` keeps each one pickled under a name that changes with

@@ -16,7 +16,7 @@ from conformance.strategies.graphs import Composer
 
 CATEGORIES = (
     "elemwise", "elemwise_math", "reductions", "nn", "shape", "creation", "indexing", "linalg",
-    "misc", "graphs", "special",
+    "misc", "graphs", "special", "control",
 )
 
 #: Rows whose zero signs are not judged yet: judged, they show a backend's zero with the

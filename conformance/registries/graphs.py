@@ -39,17 +39,6 @@ def zero_repeat_example(dtype: str) -> Case:
     return Case((np.ones(1, dtype),), ((1,),), (("nodes", nodes), ("outputs", (1,))))
 
 
-def pads_through_scan(case: Case) -> bool:
-    """Some node pads by reflection or symmetry (PyTensor builds those with a Scan)."""
-    nodes = dict(case.params)["nodes"]
-    return any(name in ("pad_reflect", "pad_symmetric") for name, _, _ in nodes)
-
-
-def padded_mean_example(dtype: str) -> Case:
-    nodes = (("pad_symmetric", (0,), (("widths", ((4, 1),)),)), ("mean", (1,), (("axis", None),)))
-    return Case((np.ones(3, dtype),), ((None,),), (("nodes", nodes), ("outputs", (2,))))
-
-
 def _node_values(case: Case, dtype: str) -> list | None:
     """Every node's value on the case's inputs cast to ``dtype`` (Python linker, no
     rewrites), or None where the graph cannot be built or run on that dtype (bit ops on
@@ -165,12 +154,6 @@ ROWS = [
                   "input's length is 1, so repeat(x, 0) of a static length-1 axis keeps it",
            match="onnxruntime(-rewritten)? raised", when=repeats_zero_times,
            example=zero_repeat_example)
-    .xfail(backends=("onnxruntime-rewritten",), blame=Blame.CONVERTER,
-           reason="the default rewrites compute a reflect or symmetric pad's output shape "
-                  "through the pad's inner Scan (for a mean, say), and the converter has no "
-                  "rule for Scan",
-           match="UnsupportedOpError: cannot convert Scan", when=pads_through_scan,
-           example=padded_mean_example)
     .xfail(backends=("pytensor-c-opt",), dtypes=("int32", "int64"), blame=Blame.PYTENSOR,
            reason="a fused Composite's C code lets int32/int64 arithmetic overflow, which C "
                   "leaves undefined: g++ takes x * x to be >= 0 and drops a clip's lower bound",

@@ -2,8 +2,8 @@
 
 The C backend compares one static layout per registry cell (its canonical case) so that a
 row compiles one small batch of C code instead of a module per layout (see
-conformance.backends.cbatch). The draws are derandomized, so every run and every worker picks the same
-layouts, and the compile cache serves them on the next run. Drawing them costs about a
+conformance.backends.cbatch). The draws are derandomized, so every run and every worker picks
+the same layouts, and the compile cache serves them on the next run. Drawing them costs about a
 tenth of a second per row, so :class:`Store` keeps them on disk between runs.
 """
 

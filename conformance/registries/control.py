@@ -1,0 +1,231 @@
+"""Control flow: ``pytensor.scan`` (sequences, non-sequences, recurrences of one and
+several taps, per-step outputs, while loops, nested scans, gradients, shared variables)
+and ``ifelse`` (several outputs, branches of different shapes, conditions of any dtype).
+
+Step counts and sequence lengths are drawn from 0 up, so zero and one step are common.
+
+Not rows yet, for the harness's sake (``tests/test_control_flow.py`` covers both): the
+gradient of a scan, whose preallocated mit-mot outputs PyTensor's Scan runs only under a
+VM linker, not under the reference's Python linker (``conformance/innergraphs.py`` compiles
+inner graphs with it); and a scan reading a shared variable, which the batched C backend
+compiles without the variable's value (MissingInputError).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+from hypothesis import strategies as st
+from pytensor.ifelse import ifelse
+from pytensor.scan.utils import until
+
+from conformance.registry import NUMBA_BACKENDS, ORT_BACKENDS, Blame, Case, Row
+from conformance.strategies import Domain, arrays, dtypes
+
+FLOATS = ("float32", "float64")
+#: recurrences multiply: values stay small enough that a few steps cannot overflow float16
+SMALL = Domain(-4.0, 4.0)
+MAX_STEPS = 6
+
+
+def _case(*values, params=()) -> Case:
+    values = tuple(np.asarray(v) for v in values)
+    return Case(values, tuple((None,) * v.ndim for v in values), tuple(params))
+
+
+def _scan(*args, **kwargs):
+    return pytensor.scan(*args, return_updates=False, **kwargs)
+
+
+def _steps(draw) -> np.ndarray:
+    return np.asarray(draw(st.integers(0, MAX_STEPS)), dtype=np.int64)
+
+
+# -- case factories --------------------------------------------------------------------
+
+
+def sequences(*, domain: Domain = SMALL, min_len: int = 0):
+    """One vector of length ``min_len``..MAX_STEPS (the scanned sequence)."""
+
+    def factory(dtype: str):
+        @st.composite
+        def cases(draw):
+            n = draw(st.integers(min_len, MAX_STEPS))
+            return _case(draw(arrays(dtype, (n,), domain)))
+
+        return cases()
+
+    return factory
+
+
+TAP_SETS = ((-1, -2), (-3, -1), (-2,))
+
+
+def initial_taps(dtype: str):
+    """Initial values for one of ``TAP_SETS`` and an int64 step count."""
+
+    @st.composite
+    def cases(draw):
+        taps = draw(st.sampled_from(TAP_SETS))
+        start = draw(arrays(dtype, (-min(taps),), SMALL))
+        return _case(start, _steps(draw), params=(("taps", taps),))
+
+    return cases()
+
+
+def start_and_steps(dtype: str):
+    """A 0-d start value and an int64 step count."""
+
+    @st.composite
+    def cases(draw):
+        return _case(draw(arrays(dtype, (), SMALL)), _steps(draw))
+
+    return cases()
+
+
+def rows_and_weights(dtype: str):
+    """A sequence of 0..MAX_STEPS rows of 3 and a (2, 3) weight matrix."""
+
+    @st.composite
+    def cases(draw):
+        n = draw(st.integers(0, MAX_STEPS))
+        return _case(draw(arrays(dtype, (n, 3), SMALL)), draw(arrays(dtype, (2, 3), SMALL)))
+
+    return cases()
+
+
+CONDITION_DTYPES = ("bool", "int8", "uint64", "float64")
+
+
+def condition_and_vector(dtype: str):
+    """A 0-d condition of one of CONDITION_DTYPES (any value: nan and 0 included) and a
+    vector of length 0..4."""
+
+    @st.composite
+    def cases(draw):
+        cond = draw(arrays(draw(st.sampled_from(CONDITION_DTYPES)), ()))
+        n = draw(st.integers(0, 4))
+        return _case(cond, draw(arrays(dtype, (n,))))
+
+    return cases()
+
+
+# -- graphs ----------------------------------------------------------------------------
+
+
+def cumulative(x):
+    return _scan(lambda xi, acc: acc + xi, sequences=[x],
+                 outputs_info=[pt.zeros((), dtype=x.dtype)])
+
+
+def recurrence(start, steps, *, taps):
+    weights = (1.0, 0.5, -0.25)[:len(taps)]
+
+    def step(*previous):  # weights in the values' dtype: a float16 recurrence stays float16
+        terms = [pt.constant(w, dtype=p.dtype) * p for w, p in zip(weights, previous, strict=True)]
+        return pt.add(*terms) if len(terms) > 1 else terms[0]
+
+    out = _scan(step, outputs_info=[dict(initial=start, taps=list(taps))], n_steps=steps)
+    return out, out[-1:]
+
+
+def doubling_until(start, steps):
+    def step(acc):
+        new = acc * 2 + 1
+        return [new, new - acc], until(new > 20)
+
+    acc, gain = _scan(step, outputs_info=[start, None], n_steps=steps)
+    return acc, gain
+
+
+def nested(x):
+    def outer(xi, acc):
+        inner = _scan(lambda j, c: c * xi + j, sequences=[pt.arange(3, dtype=x.dtype)],
+                      outputs_info=[acc])
+        return inner[-1]
+
+    return _scan(outer, sequences=[x], outputs_info=[pt.ones((), dtype=x.dtype)])
+
+
+def per_step(xs, w):
+    hs = _scan(lambda xr, w: pt.tanh(w @ xr), sequences=[xs], non_sequences=[w])
+    return hs, hs.sum(0)
+
+
+def last_two_rows(x):
+    rows = _scan(lambda xi: pt.stack([xi, xi * 2]), sequences=[x])
+    return rows[-2:]
+
+
+def two_outputs(cond, x):
+    return ifelse(cond, [x * 2, x + 3], [x - 1, x * x])
+
+
+def unequal_branches(cond, x):
+    return ifelse(cond, x[:2], pt.concatenate([x, x]))
+
+
+# -- rows ------------------------------------------------------------------------------
+
+
+def zero_steps(case) -> bool:
+    """The scan runs no step: its sequence (the first input) is empty, or its step count
+    (the 0-d int64 input) is 0."""
+    first = case.values[0]
+    counts = [v for v in case.values if v.dtype == np.int64 and v.ndim == 0]
+    return (first.ndim >= 1 and first.shape[0] == 0) or any(v == 0 for v in counts)
+
+
+def fewer_than_two_steps(case) -> bool:
+    return case.values[0].shape[0] < 2
+
+
+def reference_zero_steps(example) -> dict:
+    return {
+        "backends": ("onnx-reference",), "blame": Blame.ONNX_REFERENCE, "when": zero_steps,
+        "reason": "the ONNX reference's Loop stacks scan outputs with np.vstack, which raises "
+                  "after zero iterations (ONNX Runtime returns empty outputs)",
+        "match": "need at least one array to concatenate",
+        "example": example,
+    }
+
+
+def _fixed(*values, params=()):
+    """A dtype -> Case function: floats get the test's dtype, ints stay int64."""
+    def make(dtype: str) -> Case:
+        arrays_ = [np.asarray(v, dtype=np.int64 if isinstance(v, int) else dtype)
+                   for v in values]
+        return _case(*arrays_, params=params)
+    return make
+
+
+ROWS = [
+    Row("scan_cumulative", cumulative, sequences(), (*dtypes.FLOATS, "int32", "int64"))
+    .xfail(**reference_zero_steps(_fixed([]))),
+    Row("scan_taps", recurrence, initial_taps, dtypes.FLOATS)
+    .xfail(**reference_zero_steps(_fixed([1.0, 2.0], 0, params=(("taps", (-1, -2)),)))),
+    Row("scan_until", doubling_until, start_and_steps, FLOATS)
+    .xfail(**reference_zero_steps(_fixed(1.0, 0))),
+    Row("scan_nested", nested, sequences(), FLOATS)
+    .xfail(**reference_zero_steps(_fixed([]))),
+    Row("scan_per_step", per_step, rows_and_weights, FLOATS)
+    .xfail(**reference_zero_steps(_fixed(np.zeros((0, 3)), np.ones((2, 3))))),
+    Row("scan_last_rows", last_two_rows, sequences(), FLOATS)
+    .xfail(**reference_zero_steps(_fixed([])))
+    .xfail(backends=ORT_BACKENDS, blame=Blame.PYTENSOR, when=zero_steps,
+           reason="PyTensor's Scan returns a per-step output of zero steps with shape "
+                  "(0,) * ndim whatever its static shape (its own comment: 'plainly wrong, "
+                  "should use static shape'); the converted model keeps the static (0, 2)",
+           match=r"out\.shape=\(0, 2\), but pytensor-py gives \(0, 0\)",
+           example=_fixed([]))
+    .xfail(backends=("pytensor-c-opt", *NUMBA_BACKENDS, "onnxruntime-rewritten"),
+           blame=Blame.PYTENSOR, versions="pytensor>=3", when=fewer_than_two_steps,
+           reason="compiled scans (C after scan_save_mem, Numba even without rewrites) return "
+                  "2 rows for rows[-2:] of a per-step vector after fewer steps, zeros added",
+           match=r"out\.shape=\(2, 2\)", example=_fixed([1.0])),
+    Row("ifelse_outputs", two_outputs, condition_and_vector,
+        (*dtypes.FLOATS, "int32", "int64")),
+    Row("ifelse_shapes", unequal_branches, condition_and_vector,
+        (*dtypes.FLOATS, "int64")),
+]
