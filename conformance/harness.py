@@ -26,7 +26,7 @@ from conformance.blame import classify
 from conformance.oracle import Comparison, compare, describe_error
 from conformance.registry import Blame, Case, Known, Row
 from conformance.rewritestore import RewriteStore
-from conformance.strategies import grid
+from conformance.strategies import elemwise, grid
 from conformance.strategies.canonical import Store
 from converter.errors import UnsupportedOpError
 
@@ -420,7 +420,10 @@ class Harness:
                                         f"{REFERENCE.name} raised {describe_error(expected)}; "
                                         f"a failed conversion is not agreement [{description}]")
             where = {}
-            if cmp.where is not None and not isinstance(actual, BaseException):
+            # an element of an elementwise op's output comes from the same element of its
+            # operands (broadcast); any other op's may come from anywhere in them
+            if (isinstance(spec.row.cases, elemwise) and cmp.where is not None
+                    and not isinstance(actual, BaseException)):
                 where = {"shape": actual[cmp.where[0]].shape, "elements": cmp.elements}
             covering = () if cmp.ok else tuple(
                 k for k in known if _covers(k, name, cmp.message, actual, case,

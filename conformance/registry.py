@@ -82,8 +82,8 @@ class Case:
 
     def at_element(self, shape: tuple[int, ...], index: tuple[int, ...]) -> Case | None:
         """The case cut down to what element ``index`` of an output of ``shape`` is computed
-        from, for an elementwise case (no params, operands broadcasting to ``shape``); each
-        operand keeps its rank. None for any other case."""
+        from, for a case of an elementwise op (the caller knows: no params, operands
+        broadcasting to ``shape``); each operand keeps its rank. None where it cannot be."""
         if self.params:
             return None
         try:

@@ -164,8 +164,8 @@ CAUSES = {
         "the Numba backend cannot compile BatchedDot of integer or bool operands (numba "
         "TypingError), nor the batched einsum built on it",
     "numba-matmul-batched":
-        "the NUMBA mode's rewrites turn matmul of an empty batch into a reshape Numba refuses "
-        "(total size of new array must be unchanged), or an integer BatchedDot it cannot type",
+        "the NUMBA mode's rewrites reshape a matmul's empty broadcast batch with -1, which "
+        "Numba refuses (total size of new array must be unchanged)",
     "numba-det-narrow-int":
         "the Numba backend's Det of a bool or 8/16-bit integer matrix returns float32 where "
         "PyTensor declares float64",
