@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from benchmarks.ratios import per_node, ratios, speed_rows
+from benchmarks.ratios import model_summary, per_node, ratios, speed_rows
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -55,6 +55,8 @@ def pytest_terminal_summary(terminalreporter, config):
     terminalreporter.write_sep("-", "benchmark ratios (same run; median, min in brackets)")
     for ratio in found:
         terminalreporter.write_line(ratio.line())
+    for line in model_summary(records):
+        terminalreporter.write_line(line)
     if per_node(records):
         terminalreporter.write_line(f"converter us per node by graph size: {per_node(records)}")
     if speed_rows(records):

@@ -8,6 +8,7 @@ beside them as a check on noise (on a quiet machine the two agree).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -30,7 +31,12 @@ COMPARISONS = (
     Compare("harness", "how", "runners", "bare", None, "prepared runners / bare backend loop"),
     Compare("harness", "how", "harness", "runners", None, "Harness.run / prepared runners"),
     Compare("op-speed", "backend", "onnxruntime", "pytensor-c", None, "onnxruntime / pytensor-c"),
+    Compare("model", "backend", "onnxruntime", "pytensor", None,
+            "onnxruntime / pytensor default mode"),
 )
+#: issue 26's targets for the models' ratios: (geometric mean, worst model), per data size
+MODEL_TARGETS = {40: (1.5, 4.0), 100_000: (1.0, None)}
+MAX_NODES_PER_NODE = 4.0
 
 
 @dataclass(frozen=True)
@@ -90,3 +96,34 @@ def per_node(records: list[dict]) -> str:
     scaling = sorted((r["info"]["nodes"], r["median"]) for r in records
                      if r["info"].get("kind") == "convert-scaling")
     return ", ".join(f"{n}: {t / n * 1e6:.1f}" for n, t in scaling)
+
+
+def model_summary(records: list[dict]) -> list[str]:
+    """Per data size: the geometric mean and the worst of the models' ONNX Runtime / PyTensor
+    median ratios, and the worst ONNX nodes per compiled PyTensor node, against the targets."""
+    found = [r for r in ratios(records) if r.label.startswith("onnxruntime / pytensor default")]
+    lines = []
+    for size, (mean_target, worst_target) in MODEL_TARGETS.items():
+        picked = [r for r in found if f"size={size}" in r.context.split(", ")]
+        if not picked:
+            continue
+        logs = [math.log(r.median) for r in picked]
+        mean, worst = math.exp(sum(logs) / len(logs)), max(picked, key=lambda r: r.median)
+        verdict = "met" if mean <= mean_target else "MISSED"
+        line = (f"models at n={size}: geometric mean {mean:.2f}x (target <= {mean_target:g}: "
+                f"{verdict}), worst {worst.median:.2f}x [{worst.context}]")
+        if worst_target is not None:
+            line += f" (target <= {worst_target:g}: "
+            line += "met)" if worst.median <= worst_target else "MISSED)"
+        lines.append(line)
+    per_node = {}
+    for r in records:
+        info = r["info"]
+        if info.get("kind") == "model":
+            per_node[info["model"]] = info["onnx_nodes"] / info["pytensor_nodes"]
+    if per_node:
+        name = max(per_node, key=per_node.get)
+        verdict = "met" if per_node[name] <= MAX_NODES_PER_NODE else "MISSED"
+        lines.append(f"ONNX nodes per PyTensor node: worst {per_node[name]:.2f} ({name}; "
+                     f"target <= {MAX_NODES_PER_NODE:g}: {verdict})")
+    return lines

@@ -178,6 +178,9 @@ CAUSES = {
         "the Numba backend's argsort(kind='quicksort') orders equal elements unlike numpy's "
         "(PyTensor's Python and C backends): the order of ties differs between PyTensor's "
         "backends",
+    "numba-sign-unsigned":
+        "the Numba backend's sign of an unsigned integer with its top bit set is the dtype's "
+        "maximum (sign(uint8 200) is 255), as if it were negative",
     "numba-unique-bool":
         "the NUMBA mode's Unique of a bool array with return_index, return_inverse and "
         "return_counts fails an AssertionError (a float64 output where bool belongs)",

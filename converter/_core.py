@@ -7,6 +7,7 @@ Rules live in ``converter/ops/*``; each is registered on :func:`convert_op`, the
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 from collections.abc import Sequence
 
@@ -15,6 +16,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from converter import _args
+from converter._lean import lean
 from converter.errors import ConversionError, UnsupportedOpError
 
 #: Oldest opset the rules are written for (Reduce* take ``axes`` as an input from 18 on).
@@ -69,6 +71,11 @@ ORT_KERNEL_DTYPE: dict[str, dict[str, str]] = {
 ORDERED = frozenset({"Max", "Min", "ArgMax", "TopK", "Unique", "ReduceMax", "ReduceMin"})
 
 
+#: functions ``nodes -> nodes`` applied to the main graph's nodes before it is assembled
+#: (``converter/ops/control.py`` moves the nodes that only one If branch needs into it)
+NODE_PASSES: list = []
+
+
 @functools.singledispatch
 def convert_op(op, ctx: Context, node) -> Sequence[str]:
     """Emit ONNX nodes computing ``node`` (an Apply of ``op``); return its output names."""
@@ -107,6 +114,19 @@ class Context:
     def bind(self, var, name: str) -> None:
         self._names[var] = name
 
+    def subgraph(self) -> Context:
+        """A context for an ONNX subgraph (an If branch, a Loop body) nested in this one: it
+        emits into its own node list and binds its own values, and shares the rest (names,
+        which ONNX wants unique across scopes; initializers, which a subgraph reads from the
+        outer scope; the bindings made so far, which become outer-scope references)."""
+        import collections
+        import copy
+
+        child = copy.copy(self)
+        child.nodes = []
+        child._names = collections.ChainMap({}, self._names)
+        return child
+
     def name_of(self, var) -> str:
         """The ONNX value name holding PyTensor variable ``var`` (constants on demand)."""
         try:
@@ -122,18 +142,17 @@ class Context:
 
     # -- emission -------------------------------------------------------------
     def constant(self, value, dtype=None, hint: str = "const") -> str:
-        """An initializer holding ``value``; equal small constants are shared."""
+        """An initializer holding ``value``; equal constants (same dtype, shape and bytes,
+        so 0.0 and -0.0 stay apart) are one initializer, whatever their size."""
         arr = np.asarray(value, dtype=dtype)
-        key = None
-        if arr.size <= 16:
-            key = (arr.dtype.str, arr.shape, arr.tobytes())
-            if key in self._const_cache:
-                return self._const_cache[key]
+        data = arr.tobytes()
+        key = (arr.dtype.str, arr.shape, hashlib.blake2b(data, digest_size=16).digest())
+        if key in self._const_cache:
+            return self._const_cache[key]
         name = self.fresh(hint)
         self.initializers.append(numpy_helper.from_array(arr, name=name))
         self._initializer_names.add(name)
-        if key is not None:
-            self._const_cache[key] = name
+        self._const_cache[key] = name
         return name
 
     def is_initializer(self, name: str) -> bool:
@@ -312,6 +331,11 @@ def build_model(inputs, outputs, *, opset: int, graph_name: str = "pytensor") ->
         ctx.nodes.append(helper.make_node("Identity", [source], [name]))
         output_infos.append(_value_info(name, var, symbolic=False))
 
+    ctx.nodes, ctx.initializers = lean(
+        ctx.nodes, ctx.initializers, [i.name for i in input_infos],
+        [o.name for o in output_infos], opset)
+    for finish in NODE_PASSES:
+        ctx.nodes = finish(ctx.nodes)
     graph = helper.make_graph(
         ctx.nodes, graph_name, input_infos, output_infos, initializer=ctx.initializers
     )

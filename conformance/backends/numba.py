@@ -14,6 +14,7 @@ default) LLVM's ``nsz`` flag gives no promise about the sign of a zero.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Hashable, Sequence
 
@@ -133,6 +134,10 @@ class NumbaBatch:
 
     def run(self, key: Hashable, values: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The outputs of member ``key`` on ``values``; raises what its graph raises."""
+        with _compiled_on_call():
+            return self._run(key, values)
+
+    def _run(self, key: Hashable, values: Sequence[np.ndarray]) -> list[np.ndarray]:
         if key in self._pending:
             self._settle(self._pending[key])
         settled = self._settled[key]
@@ -148,6 +153,16 @@ class NumbaBatch:
                 feed.extend(m.values)
             start += len(m.outputs)
         return call(fn, feed)[first:first + len(self._members[key].outputs)]
+
+
+@contextlib.contextmanager
+def _compiled_on_call():
+    """Numba compiles a function on its first call: a NotImplementedError from there is
+    Numba saying it has no implementation (a float16 inside a Composite's scalar graph)."""
+    try:
+        yield
+    except NotImplementedError as exc:
+        raise _declined_or(exc) from None
 
 
 def _declined_or(exc: BaseException) -> BaseException:
@@ -184,8 +199,11 @@ class NumbaBackend(Backend):
     def prepare(self, graph: Graph, opset: int) -> Runner:
         if (dtype := self.semantics.declines_graph(graph)) is not None:
             raise Declined(f"Numba has no {dtype} type")
-        try:
+        with _compiled_on_call():
             fn = _compile(*self.compiled_graph(graph), self.optimizer is not None)
-        except NotImplementedError as exc:
-            raise _declined_or(exc) from exc
-        return lambda values: call(fn, values)
+
+        def run(values):
+            with _compiled_on_call():
+                return call(fn, values)
+
+        return run

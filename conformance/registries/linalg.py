@@ -115,7 +115,8 @@ def empty_batch(case) -> bool:
 def solve_singular_result(example):
     """Solve.perform answers a singular system with ``np.full(a.shape, nan, a.dtype)``
     (the default rewrites may replace the Solve, so pytensor-c-opt differs as ONNX does)."""
-    return {"backends": (*ONNX_BACKENDS, "pytensor-c-opt"), "blame": Blame.PYTENSOR,
+    return {"backends": (*ONNX_BACKENDS, "pytensor-c-opt", *NUMBA_BACKENDS),
+            "blame": Blame.PYTENSOR,
             "reason": "Solve.perform returns nan shaped and typed like a (float16 stays float16), "
                       "not like its output, when scipy finds a singular (or, for pos, not "
                       "positive definite) matrix",
@@ -149,7 +150,7 @@ def zero_batch(rhs: bool, **params) -> dict:
     """Blockwise.perform runs a core op without a gufunc_spec through np.vectorize, which
     raises on a length-0 batch axis (Det and MatrixInverse have one)."""
     values = (np.zeros((0, 2, 2)), np.zeros(2)) if rhs else (np.zeros((0, 2, 2)),)
-    return {"backends": ONNX_BACKENDS, "blame": Blame.PYTENSOR,
+    return {"backends": (*ONNX_BACKENDS, *NUMBA_BACKENDS), "blame": Blame.PYTENSOR,
             "reason": "Blockwise.perform raises NotImplementedError on a length-0 batch axis "
                       "(np.vectorize with zero size)",
             "match": "pytensor-py raised NotImplementedError: vectorize with zero size",
@@ -391,7 +392,7 @@ ROWS = [
            when=lambda case: "," not in dict(case.params)["subscripts"],
            example=fixed([[2**63 - 2]], params=[("subscripts", "ii->i")]),
            cause="reducesum-int64-low-bits")
-    .xfail(**{**NUMBA_INT_DOT, "dtypes": ("int16", "int32", "int64")},
+    .xfail(**NUMBA_INT_DOT,
            example=lambda d: fixed([[np.iinfo(d).max]], [[513]],
                                    params=[("subscripts", "ij,ij->")])(d))
     .xfail(**{**NUMBA_INT_BATCHED, "dtypes": ("uint32",)},
@@ -465,8 +466,8 @@ ROWS = [
                   "(assume_a='pos'); larger ones not positive definite give nan",
            match="=nan but pytensor-py=", when=lambda case: case.values[0].shape[-1] == 1,
            example=fixed([[-2.0]], [1.0], params=[("lower", False)]))
-    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
-           versions="pytensor>=3", cause="psd-solve-cholesky-lower",
+    .xfail(backends=("pytensor-c-opt", "pytensor-numba-opt", "onnxruntime-rewritten"),
+           blame=Blame.PYTENSOR, versions="pytensor>=3", cause="psd-solve-cholesky-lower",
            reason="the default rewrites solve assume_a='pos', lower=False through a Cholesky "
                   "of a's lower triangle, not the upper one asked for",
            when=reads_other_triangle,

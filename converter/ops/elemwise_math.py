@@ -116,10 +116,10 @@ def _sigmoid(ctx, names, dt):
 def _softplus(ctx, names, dt):
     """PyTensor's piecewise log(1 + exp(x)) (exp(x) below -37, log1p(exp(x)) below 18,
     x + exp(-x) below 33.3, else x); ONNX Softplus is the naive log(exp(x) + 1), which
-    loses everything below about -17."""
+    loses everything below about -17. The exp(x) piece needs no node of its own: below -37,
+    1 + exp(x) rounds to 1 in every float dtype, where ``_log1p`` returns exp(x) itself."""
     (x,) = names
     pieces = [
-        (-37.0, ctx.add("Exp", [x])),
         (18.0, _log1p(ctx, ctx.add("Exp", [x]), dt)),
         (33.3, ctx.add("Add", [x, ctx.add("Exp", [ctx.add("Neg", [x])])])),
     ]

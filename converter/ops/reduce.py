@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytensor.scalar.basic as ps
-from onnx import helper
+from onnx import helper, numpy_helper
 from pytensor.tensor.elemwise import CAReduce
 from pytensor.tensor.extra_ops import CumOp
 from pytensor.tensor.math import Argmax, ProdWithoutZeros
@@ -75,13 +75,37 @@ def reduce_in(ctx: Context, onnx_op: str, x: str, in_dtype, work, out_dtype, axe
     else:
         x, held, run = ctx.cast(x, in_dtype, acc), acc, _WIDEN.get(acc, acc)
     y = reduce_axes(ctx, onnx_op, ctx.cast(x, held, run), run, axes, keepdims)
-    if onnx_op == "ReduceSum" and np.dtype(run).kind == "f":
+    if onnx_op == "ReduceSum" and np.dtype(run).kind == "f" and _may_be_negative_zero(ctx, x):
         # numpy adds into its identity +0.0, so a sum of -0.0s (or of one 0-d -0.0) is
         # +0.0; ONNX leaves the start open and ONNX Runtime returns -0.0. (Its optimizer
         # drops an Add of 0.0 as a no-op, so zeros are replaced by +0.0 instead.)
         zero = ctx.constant(np.zeros((), run))
         y = ctx.add("Where", [ctx.add("Equal", [y, zero]), zero, y])
     return ctx.cast(ctx.cast(y, run, acc), acc, out_dtype)
+
+
+def _may_be_negative_zero(ctx: Context, name: str, depth: int = 4) -> bool:
+    """False when no element of ``name`` can be -0.0, so that neither can a sum of them
+    (in IEEE arithmetic a + b is -0.0 only when both are; a - b only when a is -0.0 and b
+    is +0.0; exp, abs and log never give -0.0): the sign fix above is then not needed.
+    Looks a few producers up the graph; True when it cannot tell."""
+    for tensor in reversed(ctx.initializers):
+        if tensor.name == name:
+            value = numpy_helper.to_array(tensor)
+            return value.dtype.kind != "f" or bool(np.any((value == 0) & np.signbit(value)))
+    producer = next((n for n in reversed(ctx.nodes) if name in n.output), None)
+    if producer is None or depth == 0:
+        return True
+    ins = producer.input
+    if producer.op_type in ("Exp", "Abs", "Log"):
+        return False
+    if producer.op_type == "Add":
+        return all(_may_be_negative_zero(ctx, i, depth - 1) for i in ins)
+    if producer.op_type == "Sub":
+        return _may_be_negative_zero(ctx, ins[0], depth - 1)
+    if producer.op_type == "Where":
+        return any(_may_be_negative_zero(ctx, i, depth - 1) for i in ins[1:])
+    return True
 
 
 @convert_op.register(CAReduce)

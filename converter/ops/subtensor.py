@@ -238,6 +238,11 @@ def _inc_subtensor(op, ctx: Context, node):
     """
     x, y, *index_inputs = node.inputs
     dtype = x.type.dtype
+    ignore_duplicates = getattr(op, "ignore_duplicates", False)  # absent from old PyTensor
+    accumulate = not op.set_instead_of_inc and not ignore_duplicates
+    if isinstance(op, AdvancedIncSubtensor1) and accumulate and dtype != "bool" \
+            and x.type.ndim == 1:
+        return [_inc_vector(ctx, x, y, index_inputs[0])]
     entries = _entries(ctx, op, index_inputs, not isinstance(op, IncSubtensor))
     shape = ctx.add("Shape", [ctx.name_of(x)])
     flat = ctx.constant(np.asarray([-1], dtype=np.int64))
@@ -250,8 +255,6 @@ def _inc_subtensor(op, ctx: Context, node):
     positions = ctx.add("Reshape", [positions, flat])
     x_flat = ctx.add("Reshape", [ctx.name_of(x), flat])
 
-    ignore_duplicates = getattr(op, "ignore_duplicates", False)  # absent from old PyTensor
-    accumulate = not op.set_instead_of_inc and not ignore_duplicates
     if ignore_duplicates and not op.set_instead_of_inc:
         current = ctx.add("Gather", [x_flat, positions], axis=0)
         updates = ctx.add("Or" if dtype == "bool" else "Add", [current, updates])
@@ -267,3 +270,15 @@ def _inc_subtensor(op, ctx: Context, node):
     winner = ctx.add("ScatterElements", [arange, positions, ordinals], axis=0, reduction="max")
     out = ctx.add("Gather", [ctx.add("Concat", [x_flat, updates], axis=0), winner], axis=0)
     return [ctx.add("Reshape", [out, shape], allowzero=1)]
+
+
+def _inc_vector(ctx: Context, x, y, index) -> str:
+    """``x[idx] += y`` on a vector (a gather's gradient): one ScatterElements, which takes
+    negative indices as numpy does and adds every repeated position; only a broadcast y
+    needs expanding to the indices' length first."""
+    idx = ctx.cast(ctx.name_of(index), index.type.dtype, "int64")
+    updates = ctx.cast(ctx.name_of(y), y.type.dtype, x.type.dtype)
+    if y.type.ndim == 0 or y.type.shape[0] == 1:
+        updates = ctx.add("Expand", [updates, ctx.add("Shape", [idx])])
+    return ctx.add_typed("ScatterElements", [ctx.name_of(x), idx, updates], x.type.dtype,
+                         data=(0, 2), axis=0, reduction="add")

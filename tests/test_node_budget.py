@@ -1,0 +1,150 @@
+"""Each registry row's canonical model may not grow without the growth being recorded.
+
+ONNX Runtime pays about a microsecond per node whatever the tensor size, so a small model
+costs what its node count says. ``tests/node_budget.json`` holds, per registry row and
+dtype, how many ONNX nodes (subgraph nodes included) the converter emits for the row's
+canonical case (``conformance.strategies.canonical``: the layout the C backend compares).
+A model larger than its record fails this test; rewrite the file with
+
+    .venv/bin/python tests/test_node_budget.py --update
+
+and commit it with the change, so that the growth shows in review. A model smaller than its
+record passes with a warning asking for the same command: shrinking is never a regression,
+and failing on it would also fail on things that are not the converter's doing (another
+Hypothesis release draws other canonical layouts), while the warning keeps the slack in
+view until the file is tightened. A row the converter refuses is recorded as null.
+
+The counts hold for the PyTensor release line they were recorded with (graphs differ between
+lines: PyTensor 2.38 builds some rows from other ops); on another line the test skips.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import onnx
+import pytensor
+import pytest
+
+import converter
+from conformance.harness import build_graph
+from conformance.registries import all_rows
+from conformance.strategies.canonical import Store
+
+BUDGET = Path(__file__).with_name("node_budget.json")
+UPDATE = ".venv/bin/python tests/test_node_budget.py --update"
+ROWS = {row.name: row for row in all_rows()}
+
+
+def release_line() -> str:
+    return ".".join(pytensor.__version__.split(".")[:2])
+
+
+def node_count(graph) -> int:
+    """Nodes of ``graph`` and of every subgraph nested in its nodes' attributes."""
+    total = 0
+    for node in graph.node:
+        total += 1
+        for attr in node.attribute:
+            total += sum(node_count(g) for g in (attr.g, *attr.graphs))
+    return total
+
+
+def row_counts(row, store: Store, opset: int) -> dict[str, int | None]:
+    """Per dtype, the node count of the row's canonical model (None: refused)."""
+    counts = {}
+    for dtype, case in store.cases(row).items():
+        inputs, outputs = build_graph(row, case)
+        try:
+            counts[dtype] = node_count(converter.to_onnx(inputs, outputs, opset=opset).graph)
+        except converter.ConversionError:
+            counts[dtype] = None
+    return counts
+
+
+def load() -> dict:
+    return json.loads(BUDGET.read_text())
+
+
+@pytest.fixture(scope="module")
+def budget():
+    recorded = load()
+    if recorded["pytensor"] != release_line():
+        pytest.skip(f"node budget recorded with PyTensor {recorded['pytensor']}, this is "
+                    f"{pytensor.__version__}: its graphs differ")
+    if recorded["opset"] > onnx.defs.onnx_opset_version():
+        pytest.skip(f"node budget recorded at opset {recorded['opset']}, which onnx "
+                    f"{onnx.__version__} does not have")
+    return recorded
+
+
+@pytest.fixture(scope="module")
+def store(request):
+    cache = request.config.cache
+    return Store(cache.mkdir("conformance-canonical") if cache is not None else None)
+
+
+def test_every_row_has_a_budget():
+    missing = sorted(set(ROWS) - set(load()["rows"]))
+    gone = sorted(set(load()["rows"]) - set(ROWS))
+    assert not missing and not gone, (
+        f"tests/node_budget.json is out of date: rows without a budget {missing}, budgets of "
+        f"rows that no longer exist {gone}; run `{UPDATE}` and commit the file")
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_row_stays_within_its_node_budget(name, budget, store):
+    recorded = budget["rows"].get(name)
+    if recorded is None:
+        pytest.fail(f"row {name} has no node budget; run `{UPDATE}` and commit "
+                    "tests/node_budget.json")
+    counts = row_counts(ROWS[name], store, budget["opset"])
+    grown, shrunk = [], []
+    for dtype, count in counts.items():
+        before = recorded.get(dtype, "missing")
+        if count == before:
+            continue
+        line = f"{name}[{dtype}]: {count} ONNX nodes, recorded {before}"
+        if count is None or before in (None, "missing") or count > before:
+            grown.append(line)
+        else:
+            shrunk.append(line)
+    assert not grown, (
+        "the converter emits more nodes than tests/node_budget.json allows (or converts "
+        f"differently): {'; '.join(grown)}. If that is intended, run `{UPDATE}` and commit "
+        "the file with the change")
+    if shrunk:
+        warnings.warn(f"smaller than recorded: {'; '.join(shrunk)}; tighten the budget with "
+                      f"`{UPDATE}`", UserWarning, stacklevel=1)
+
+
+def update(opset: int) -> dict:
+    """Every row's counts now, as the file stores them."""
+    store = Store(BUDGET.parents[1] / ".pytest_cache" / "d" / "conformance-canonical")
+    store.folder.mkdir(parents=True, exist_ok=True)
+    return {"pytensor": release_line(), "opset": opset,
+            "rows": {name: row_counts(ROWS[name], store, opset) for name in sorted(ROWS)}}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="Record every registry row's node count.")
+    parser.add_argument("--update", action="store_true", required=True,
+                        help=f"rewrite {BUDGET.name} with the counts the converter emits now")
+    parser.add_argument("--opset", type=int, default=None,
+                        help="opset to convert at (default: the recorded one, else the "
+                             "converter's default)")
+    args = parser.parse_args(argv)
+    opset = args.opset or (load()["opset"] if BUDGET.exists() else converter.default_opset())
+    data = update(opset)
+    BUDGET.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    total = sum(c or 0 for counts in data["rows"].values() for c in counts.values())
+    print(f"wrote {BUDGET} ({len(data['rows'])} rows, {total} nodes in all, opset {opset})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
