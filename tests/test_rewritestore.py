@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance import backends
+from conformance.backends import base as backends
 from conformance.harness import Harness, Spec
 from conformance.registries import row_named
 from conformance.rewritestore import RewriteStore

@@ -332,6 +332,20 @@ ROWS = [
            example=fixed(np.ones((1, 0, 0)), np.ones((0, 0, 0)),
                          static=((1, None, None), (None, None, None))),
            versions="onnxruntime<1.32")
+    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
+           reason="the default rewrites reshape an empty batch with a -1 for a Dot22, which "
+                  "numpy and ONNX Reshape refuse (cannot reshape array of size 0)",
+           match="raised (ValueError: cannot reshape array of size 0|Fail: .*Reshape node)",
+           when=lambda case: any(v.size == 0 for v in case.values),
+           example=fixed(np.ones((1, 0, 0)), np.ones((0, 0, 0)),
+                         static=((1, None, None), (None, None, None))))
+    .xfail(backends=("onnxruntime-rewritten",), dtypes=UINT_WIDE, blame=Blame.ONNXRUNTIME,
+           reason="MatMul on uint32/uint64 operands of an empty batch fails a type check in "
+                  "the kernel (Tensor::MutableData<int or long>)",
+           match="MutableData", when=lambda case: any(v.size == 0 for v in case.values),
+           example=fixed(np.ones((1, 1, 0)), np.ones((0, 0, 0)),
+                         static=((1, None, None), (None, None, None))))
+    .xfail(**ort_empty_contraction(fixed(np.ones((1, 2, 0)), np.ones((1, 0, 2)))))
     .xfail(backends=("pytensor-numba-opt",), blame=Blame.PYTENSOR, cause="numba-int-batched-dot",
            dtypes=("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
            reason="the NUMBA mode makes an integer matmul with unknown batch axes a BatchedDot, "
@@ -347,21 +361,7 @@ ROWS = [
                          static=((None, 1, None, None), (1, None, None, None))))
     .xfail(**NUMBA_INT_DOT,
            example=lambda d: fixed([[[[np.iinfo(d).max]]]], [[[[513]]]],
-                                   static=((None, 1, None, None), (1, None, None, None)))(d))
-    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
-           reason="the default rewrites reshape an empty batch with a -1 for a Dot22, which "
-                  "numpy and ONNX Reshape refuse (cannot reshape array of size 0)",
-           match="raised (ValueError: cannot reshape array of size 0|Fail: .*Reshape node)",
-           when=lambda case: any(v.size == 0 for v in case.values),
-           example=fixed(np.ones((1, 0, 0)), np.ones((0, 0, 0)),
-                         static=((1, None, None), (None, None, None))))
-    .xfail(backends=("onnxruntime-rewritten",), dtypes=UINT_WIDE, blame=Blame.ONNXRUNTIME,
-           reason="MatMul on uint32/uint64 operands of an empty batch fails a type check in "
-                  "the kernel (Tensor::MutableData<int or long>)",
-           match="MutableData", when=lambda case: any(v.size == 0 for v in case.values),
-           example=fixed(np.ones((1, 1, 0)), np.ones((0, 0, 0)),
-                         static=((1, None, None), (None, None, None))))
-    .xfail(**ort_empty_contraction(fixed(np.ones((1, 2, 0)), np.ones((1, 0, 2))))),
+                                   static=((None, 1, None, None), (1, None, None, None)))(d)),
     Row("batched_dot", BatchedDot(), blas_operands("batched"), ALL, tol=DOT_TOL)
     .xfail(**ort_empty_contraction(fixed(np.ones((1, 2, 0)), np.ones((1, 0, 2)))))
     .xfail(**NUMBA_INT_BATCHED, example=fixed(np.ones((1, 1, 1)), np.ones((1, 1, 1)))),
@@ -407,16 +407,16 @@ ROWS = [
         compose=Composes(domains=(ANY,), params=_alloc_diagonal_params,
                          shape=_alloc_diagonal_shape, accepts=lambda shape: 1 <= len(shape) <= 2)),
     Row("det", pt.linalg.det, square_operands, ALL, tol=DET_TOL)
-    .xfail(backends=NUMBA_BACKENDS, dtypes=("bool", "int8", "int16", "uint8", "uint16"),
-           blame=Blame.PYTENSOR, cause="numba-det-narrow-int",
-           reason="Numba's det of a bool or 8/16-bit integer matrix returns float32 where "
-                  "PyTensor declares float64", match=r"out\.dtype=float32",
-           example=fixed([[1]]))
     .xfail(backends=ONNX_BACKENDS, dtypes=SMALL_INTS, blame=Blame.PYTENSOR,
            reason="Det's output type is float32 for small ints but perform returns float64",
            match="dtype=float32, but pytensor-py gives float64", example=fixed([[1, 0], [0, 1]]),
            versions="pytensor>=3")
-    .xfail(**no_float16("Det")),
+    .xfail(**no_float16("Det"))
+    .xfail(backends=NUMBA_BACKENDS, dtypes=("bool", "int8", "int16", "uint8", "uint16"),
+           blame=Blame.PYTENSOR, cause="numba-det-narrow-int",
+           reason="Numba's det of a bool or 8/16-bit integer matrix returns float32 where "
+                  "PyTensor declares float64", match=r"out\.dtype=float32",
+           example=fixed([[1]])),
     Row("det_matrices", pt.linalg.det, square_systems(("general", "singular")), FLOATS,
         tol=DET_RTOL).xfail(**no_float16("Det")),
     Row("det_illcond", pt.linalg.det, square_systems(("general_ill",), batches=[()]),
