@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import functools
 import gc
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,7 +25,7 @@ from conformance.backends.base import Crashed, Hung
 from conformance.backends.cbatch import Member
 from conformance.blame import classify
 from conformance.oracle import Comparison, compare, describe_error
-from conformance.registry import Blame, Case, Known, Row
+from conformance.registry import MAX_JUDGED_ELEMENTS, Blame, Case, Known, Row
 from conformance.rewritestore import RewriteStore
 from conformance.strategies import elemwise, grid
 from conformance.strategies.canonical import Store
@@ -240,6 +241,27 @@ def _covers(k: Known, backend: str, message: str, actual, case: Case, *,
                                             f"{describe_error(actual)}", case)
 
 
+def _covering_together(known, backend: str, message: str, case: Case, where: dict) -> tuple:
+    """The records that between them describe every disagreeing element (each element by
+    at least one of them: a nan by one record, a tiny value by another), or () if some
+    element is described by none."""
+    shape, elements = where["shape"], where["elements"][:MAX_JUDGED_ELEMENTS]
+    narrowed = [case.at_element(shape, i) for i in elements]
+    if not narrowed or any(c is None for c in narrowed):
+        return ()
+    fitting = [k for k in known if k.covers(backend, message, case, shape=shape, elements=())
+               or (k.when is not None and backend in k.backends
+                   and (k.match is None or re.search(k.match, message)))]
+    used = []
+    for c in narrowed:
+        k = next((k for k in fitting if k.when is None or k.when(c)), None)
+        if k is None:
+            return ()
+        if k not in used:
+            used.append(k)
+    return tuple(used)
+
+
 class Harness:
     """Runs cases on the backends. Caches what a row's tests share (its graphs, their compiled
     functions and sessions, its C batch) and drops it when a test of another row starts, so a
@@ -429,6 +451,8 @@ class Harness:
                 k for k in known if _covers(k, name, cmp.message, actual, case,
                                             records_refusals=self.claims_every_row,
                                             where=where))
+            if not cmp.ok and where and not covering:
+                covering = _covering_together(known, name, cmp.message, case, where)
             outcome.verdicts.append(Verdict(name, cmp, covering[0] if covering else None,
                                             covering, refused))
         return outcome
