@@ -188,6 +188,22 @@ class _Chunk:
         return _call(self.fn, feed)[start:stop]
 
 
+def chunks(members: Sequence[Member], limit: int):
+    """``members`` in order, in groups of at most ``limit`` nodes (a member larger than that
+    alone): the same members always make the same groups, which the compile caches serve."""
+    group: list[Member] = []
+    size = 0
+    for m in members:
+        n = max(1, len(_nodes(m)))
+        if group and size + n > limit:
+            yield group
+            group, size = [], 0
+        group.append(m)
+        size += n
+    if group:
+        yield group
+
+
 class Batch:
     """Members grouped into chunks of at most :data:`MAX_NODES` nodes, in the given order (so
     the same members always make the same modules, which the compile cache then serves)."""
@@ -195,8 +211,7 @@ class Batch:
     def __init__(self, members: Sequence[Member], rewritten: bool = False):
         self.rewritten = rewritten  # the members were rewritten with fast_run
         self._chunk_of: dict[Hashable, _Chunk] = {}
-        group: list[Member] = []
-        size = 0
+        together: list[Member] = []
         for member in members:
             queue = [member]
             if member.error is None and not _batchable(member):
@@ -209,14 +224,8 @@ class Batch:
             elif member.error is not None:
                 self._close([member], batched=False)
                 continue
-            for m in queue:
-                n = max(1, len(_nodes(m)))
-                if group and size + n > MAX_NODES:
-                    self._close(group)
-                    group, size = [], 0
-                group.append(m)
-                size += n
-        if group:
+            together.extend(queue)
+        for group in chunks(together, MAX_NODES):
             self._close(group)
 
     def _close(self, group: list[Member], batched: bool = True) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from conformance.backends.base import Backend, Declined, Graph, Runner, Semantics
-from conformance.backends.cbatch import Member, _nodes
+from conformance.backends.cbatch import Member, _nodes, chunks
 from conformance.backends.cnodes import call
 
 #: nodes in one function: LLVM's time grows with the function, a compile's fixed cost does not
@@ -76,8 +76,7 @@ class NumbaBatch:
         self._members: dict[Hashable, Member] = {}
         self._settled: dict[Hashable, object] = {}
         self._pending: dict[Hashable, list[Member]] = {}
-        group: list[Member] = []
-        size = 0
+        together: list[Member] = []
         for member in members:
             self._members[member.key] = member
             if member.error is not None:
@@ -89,13 +88,8 @@ class NumbaBatch:
             if member.raises:  # the chunk's first run would raise and be split
                 self._queue([member])
                 continue
-            n = max(1, len(_nodes(member)))
-            if group and size + n > MAX_NODES:
-                self._queue(group)
-                group, size = [], 0
-            group.append(member)
-            size += n
-        if group:
+            together.append(member)
+        for group in chunks(together, MAX_NODES):
             self._queue(group)
 
     def _queue(self, group: list[Member]) -> None:
