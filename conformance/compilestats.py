@@ -34,3 +34,16 @@ def install() -> None:
 
 def totals() -> dict:
     return {"modules": _totals["modules"], "seconds": round(_totals["seconds"], 2)}
+
+
+#: seconds this process spent computing each backend's outputs (building, compiling and
+#: running the graph, in the sandbox's child or here), "reference" included
+_backend_seconds: dict[str, float] = {}
+
+
+def add_backend_time(backend: str, seconds: float) -> None:
+    _backend_seconds[backend] = _backend_seconds.get(backend, 0.0) + seconds
+
+
+def backend_seconds() -> dict[str, float]:
+    return dict(_backend_seconds)

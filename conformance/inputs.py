@@ -87,6 +87,7 @@ TEST_FIELDS = {
     "fixed_upstream": ListOf(RELEASE_KNOWN), "not_on_this_cpu": ListOf(RELEASE_KNOWN),
     "worker": STRING,
     "compiled": Obj(optional={"modules": COUNT, "seconds": FINITE}, expected="an object"),
+    "backend_seconds": MapOf(FINITE),
 }
 TEST = Obj(required={"test": STRING}, optional=TEST_FIELDS, expected="a test record object")
 
@@ -97,6 +98,7 @@ RUN_FIELDS = {
     "target_error": BOOL, "versions": MapOf(STRING), "isolate": BOOL,
     "strict_records": BOOL, "c_layouts": STRING, "interrupted": BOOL, "tests_ran": COUNT,
     "tests_planned": Nullable(COUNT), "c_modules_compiled": COUNT, "compile_seconds": FINITE,
+    "backend_seconds": MapOf(FINITE),
     "cpu": Obj(optional={"model": STRING, "machine": STRING, "features": NAMES},
                expected="a CPU object (model, machine, features)"),
 }

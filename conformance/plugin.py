@@ -183,6 +183,7 @@ class ConformanceSession:
             worker = workerinput["workerid"]
         self.worker = worker
         self._compiled = compilestats.totals()
+        self._backend_seconds = compilestats.backend_seconds()
         self.writer = ResultsWriter(self.run_dir / f"{worker}.jsonl")
         self._graphs_seen: set[tuple] = set()
         #: examples of the tests under way, written with each test's record
@@ -272,8 +273,13 @@ class ConformanceSession:
         totals = compilestats.totals()
         compiled = {k: round(totals[k] - self._compiled[k], 2) for k in totals}
         self._compiled = totals
+        spent = compilestats.backend_seconds()
+        seconds = {name: round(s - self._backend_seconds.get(name, 0.0), 3)
+                   for name, s in spent.items() if s > self._backend_seconds.get(name, 0.0)}
+        self._backend_seconds = spent
         self.writer.write({"kind": "test", **record, "worker": self.worker,
-                           "compiled": compiled, "ended": round(time.time(), 3)})
+                           "compiled": compiled, "backend_seconds": seconds,
+                           "ended": round(time.time(), 3)})
 
     def failure(self, outcome: CaseOutcome, notes) -> dict:
         from conformance.bundle import bundle_name, write_bundle
@@ -468,6 +474,10 @@ def pytest_terminal_summary(terminalreporter, config):
             terminalreporter.write_line(
                 f"C modules compiled: {run['c_modules_compiled']} in "
                 f"{run['compile_seconds']:.0f} s of g++ (all workers)")
+        if run.get("backend_seconds"):
+            spent = sorted(run["backend_seconds"].items(), key=lambda kv: -kv[1])
+            terminalreporter.write_line("time by backend (all workers): " + ", ".join(
+                f"{name} {seconds:.0f} s" for name, seconds in spent))
         if run.get("rows_moved"):
             terminalreporter.write_line(
                 f"rows a worker took over from their home worker: {len(run['rows_moved'])} "

@@ -13,7 +13,8 @@ Line records:
   outcome ``pass``, ``fail``, ``xfail`` or ``unsupported`` (the converter refused the graph,
   or the backend declines such graphs by design: Numba and float16);
 - ``{"kind": "test", "test", "op", "category", "dtype", "opset", "outcome", "duration",
-  "known", "known_inactive", "fixed_upstream", "failure", "xfail_seen", "unsupported"}``;
+  "known", "known_inactive", "fixed_upstream", "failure", "xfail_seen", "unsupported",
+  "compiled", "backend_seconds"}``;
 - ``{"kind": "compile", "modules", "seconds"}``: C modules one process compiled (at its end);
 - ``{"kind": "finish", "exitstatus", "planned"}``: written by the controller when the run
   ends, so a results file without it comes from a run that was killed.
@@ -174,6 +175,7 @@ def merge(paths, *, run: dict | None = None) -> dict:
     kinds: dict[str, set] = defaultdict(set)
     emitted: dict[str, set] = defaultdict(set)
     compiled: Counter = Counter()
+    backend_seconds: Counter = Counter()
     finishes: list[dict] = []
     for rec in records:
         if rec.get("kind") == "example":
@@ -195,6 +197,7 @@ def merge(paths, *, run: dict | None = None) -> dict:
             emitted[rec["test"]].update(rec.get("onnx_ops", []))
         elif rec.get("kind") == "test":
             tests[rec["test"]] = rec
+            backend_seconds.update(rec.get("backend_seconds", {}))
             seen[rec["test"]][rec.get("outcome", "incomplete")] += 1
         elif rec.get("kind") == "compile":
             compiled["modules"] += rec.get("modules", 0)
@@ -228,6 +231,8 @@ def merge(paths, *, run: dict | None = None) -> dict:
     if compiled:
         run_info["c_modules_compiled"] = compiled["modules"]
         run_info["compile_seconds"] = round(compiled["seconds"], 1)
+    if backend_seconds:
+        run_info["backend_seconds"] = {k: round(v, 1) for k, v in backend_seconds.items()}
     doc = {"schema_version": SCHEMA_VERSION, "run": run_info, "tests": jsonable(merged)}
     if kinds:
         doc["coverage"] = coverage_of(merged)

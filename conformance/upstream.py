@@ -130,9 +130,16 @@ CAUSES = {
     "numba-reduce-empty-axis":
         "the Numba backend's max, min, argmax and argmin over a length-0 axis return a result "
         "where numpy, and PyTensor's Python and C backends, raise ValueError",
-    "numba-careduce-bool-0d":
-        "the Numba backend's Max and Min of a 0-d bool (no rewrites) return the negation of "
-        "the input: max(False) is True",
+    "ort-float16-loop-zero-sign":
+        "ONNX Runtime's float16 Mul and Add inside a Loop body give -0.0 for "
+        "1*0 + 0.5*(-2**-24), where each op rounded to float16 gives 0.0 (outside a Loop, "
+        "the same ops give 0.0)",
+    "numba-minmax-nan":
+        "the Numba backend's Max and Min skip nan where numpy propagates it: max([nan, 1]) is "
+        "1, the max of an all-nan slice is -inf",
+    "numba-careduce-bool":
+        "the Numba backend's Max and Min of bools give True for max(all False) and False for "
+        "min(all True), over any axis (0-d too, without rewrites)",
     "numba-sum-acc-dtype":
         "the Numba backend ignores a Sum's acc_dtype narrower than its output: "
         "sum(int8, acc_dtype='int8') of [127, 127] is 254, not -2",

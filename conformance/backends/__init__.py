@@ -39,9 +39,9 @@ BACKENDS: dict[str, Backend] = {
     for b in (
         REFERENCE,
         CBackend("pytensor-c", optimizer=None),
-        CBackend("pytensor-c-opt", optimizer="fast_run"),
+        CBackend("pytensor-c-opt", optimizer="fast_run", unrewritten="pytensor-c"),
         NumbaBackend("pytensor-numba", optimizer=None),
-        NumbaBackend("pytensor-numba-opt", optimizer="fast_run"),
+        NumbaBackend("pytensor-numba-opt", optimizer="fast_run", unrewritten="pytensor-numba"),
         *_jax.BACKENDS,
         OnnxRuntimeBackend("onnxruntime"),
         OnnxRuntimeBackend("onnxruntime-noopt", optimize=False),

@@ -56,6 +56,38 @@ class Graph:
         return tuple(np.dtype(v.type.dtype) for v in ancestors(self.outputs)
                      if v.owner is not None and getattr(v.type, "dtype", "").startswith("float"))
 
+    @functools.cached_property
+    def has_inner_graphs(self) -> bool:
+        """Whether an op of the graph holds a graph of its own (Scan, OpFromGraph, IfElse's
+        branches are not: they are the outer graph's)."""
+        try:
+            from pytensor.graph.traversal import applys_between
+        except ImportError:  # PyTensor 2.38
+            from pytensor.graph.basic import applys_between
+        return any(getattr(node.op, "fgraph", None) is not None
+                   for node in applys_between(self.inputs, self.outputs))
+
+    @functools.cached_property
+    def writes_through_indices(self) -> bool:
+        """Whether the graph (inner graphs included) writes at indices it is given: a backend
+        that checks no bounds may then write out of bounds, where reading only may not."""
+        try:
+            from pytensor.graph.traversal import applys_between
+        except ImportError:  # PyTensor 2.38
+            from pytensor.graph.basic import applys_between
+        pending, seen = [(self.inputs, self.outputs)], set()
+        while pending:
+            inputs, outputs = pending.pop()
+            for node in applys_between(inputs, outputs):
+                op = node.op
+                if "IncSubtensor" in type(op).__name__:
+                    return True
+                inner = getattr(op, "fgraph", None)
+                if inner is not None and id(inner) not in seen:
+                    seen.add(id(inner))
+                    pending.append((inner.inputs, inner.outputs))
+        return False
+
     def coverage(self, opset: int) -> dict:
         """The op kinds in the graph and the ONNX operators of its model (if it converted)."""
         from conformance.coverage import onnx_ops, op_kinds
@@ -106,6 +138,21 @@ class Graph:
             return pytensor.function(self.inputs, self.outputs, on_unused_input="ignore",
                                      mode=Mode(linker="py",
                                                optimizer=rewrite_query(optimizer, linker)))
+
+    def rewrites_nothing(self, optimizer: str, linker: str) -> bool:
+        """Whether :meth:`rewritten` gives back the graph itself: the same ops on the same
+        inputs (an inplace or fused op is another op)."""
+        key = ("unchanged", optimizer, linker)
+        if key not in self._derived:
+            try:
+                from pytensor.graph.traversal import equal_computations
+            except ImportError:  # PyTensor 2.38
+                from pytensor.graph.basic import equal_computations
+            inputs, outputs = self.rewritten(optimizer, linker)
+            self._derived[key] = (len(outputs) == len(self.outputs) and len(inputs) == len(
+                self.inputs) and equal_computations(list(outputs), list(self.outputs),
+                                                    list(inputs), list(self.inputs)))
+        return self._derived[key]
 
     def rewritten_inlined(self, optimizer: str) -> tuple[list, list]:
         """:meth:`rewritten` with each OpFromGraph replaced by its inner graph, rewritten as
@@ -238,9 +285,19 @@ class Backend:
     #: runs in a child process of its own (conformance.isolate.Sandbox): it may corrupt
     #: memory and crash cases later
     runs_apart: bool = False
+    #: the backend that compiles the unrewritten graph with the same linker: where this
+    #: backend's rewrites leave a graph unchanged, it compiles the very same function, so its
+    #: outputs are that backend's (computed once, see Graph.rewrites_nothing)
+    unrewritten: str | None = None
 
     def prepare(self, graph: Graph, opset: int) -> Runner:
         raise NotImplementedError
+
+    def same_function(self, graph: Graph) -> bool:
+        """Whether this backend compiles the very function its :attr:`unrewritten` backend
+        compiles for ``graph``: its rewrites leave the graph as it is."""
+        return self.unrewritten is not None and graph.rewrites_nothing(self.optimizer,
+                                                                       self.rewrites_for)
 
     def batch(self, members: list):
         """A batched backend's runner for a row's canonical members (cbatch.Member), with a

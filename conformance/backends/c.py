@@ -16,8 +16,13 @@ class CBackend(PyTensorBackend):
 
     canonical_only = batched = True
 
-    def __init__(self, name: str, optimizer: str | None):
+    def __init__(self, name: str, optimizer: str | None, unrewritten: str | None = None):
         super().__init__(name, linker="cvm", optimizer=optimizer)
+        self.unrewritten = unrewritten
+
+    def same_function(self, graph) -> bool:
+        """Also no inner graph: unrewritten, C runs inner graphs without their rewrites."""
+        return not graph.has_inner_graphs and super().same_function(graph)
 
     def batch(self, members: list) -> Batch:
         return Batch(members, rewritten=bool(self.optimizer))

@@ -174,8 +174,8 @@ class NumbaBackend(Backend):
     canonical_only = batched = runs_apart = judges_grid = True
     rewrites_for = "numba"
 
-    def __init__(self, name: str, optimizer: str | None):
-        self.name, self.optimizer = name, optimizer
+    def __init__(self, name: str, optimizer: str | None, unrewritten: str | None = None):
+        self.name, self.optimizer, self.unrewritten = name, optimizer, unrewritten
 
     @property
     def semantics(self) -> Semantics:

@@ -169,6 +169,12 @@ def unequal_branches(cond, x):
 # -- rows ------------------------------------------------------------------------------
 
 
+def float16_subnormal(case) -> bool:
+    """A float16 input holds a subnormal (a product of it may round to a signed zero)."""
+    x = case.values[0]
+    return x.dtype == np.float16 and bool(((x != 0) & (np.abs(x) < 2.0**-14)).any())
+
+
 def zero_steps(case) -> bool:
     """The scan runs no step: its sequence (the first input) is empty, or its step count
     (the 0-d int64 input) is 0."""
@@ -204,7 +210,13 @@ ROWS = [
     Row("scan_cumulative", cumulative, sequences(), (*dtypes.FLOATS, "int32", "int64"))
     .xfail(**reference_zero_steps(_fixed([]))),
     Row("scan_taps", recurrence, initial_taps, dtypes.FLOATS)
-    .xfail(**reference_zero_steps(_fixed([1.0, 2.0], 0, params=(("taps", (-1, -2)),)))),
+    .xfail(**reference_zero_steps(_fixed([1.0, 2.0], 0, params=(("taps", (-1, -2)),))))
+    .xfail(backends=("onnxruntime", "onnxruntime-noopt"), dtypes=("float16",),
+           blame=Blame.ONNXRUNTIME, cause="ort-float16-loop-zero-sign",
+           reason="in a float16 Loop body ONNX Runtime gives 1*0 + 0.5*(-2**-24) = -0.0, "
+                  "where rounding each op to float16 (the reference evaluator) gives 0.0",
+           match=r"\(sign of zero differs\)", when=float16_subnormal,
+           example=_fixed([-2.0**-24, 0.0], 1, params=(("taps", (-1, -2)),))),
     Row("scan_until", doubling_until, start_and_steps, FLOATS)
     .xfail(**reference_zero_steps(_fixed(1.0, 0))),
     Row("scan_nested", nested, sequences(), FLOATS)

@@ -352,7 +352,6 @@ ROWS = [
                   "which Numba cannot type", match="raised TypingError",
            example=fixed(np.ones((1, 1, 1)), np.ones((1, 1, 1))))
     .xfail(backends=("pytensor-numba-opt",), blame=Blame.PYTENSOR, cause="numba-matmul-batched",
-           dtypes=("int16", "int32", "int64", "uint8", "uint32", "uint64", "float64"),
            reason="the NUMBA mode reshapes an empty broadcast batch with -1, which Numba "
                   "refuses (total size of new array must be unchanged)",
            match="raised ValueError: total size of new array",

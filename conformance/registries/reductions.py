@@ -153,6 +153,14 @@ def _ort_nan_dropped(op: str, example):
             "match": r"but pytensor-py=nan\b", "when": has_nan, "example": example}
 
 
+def _numba_nan_dropped(op: str):
+    return {"backends": NUMBA_BACKENDS, "dtypes": ("float32", "float64"),
+            "blame": Blame.PYTENSOR, "cause": "numba-minmax-nan",
+            "reason": f"Numba's {op} skips nan (an all-nan slice gives the identity, an infinity)",
+            "match": r"but pytensor-py=nan\b", "when": has_nan,
+            "example": fixed([math.nan, 1.0], params=[("axis", -1)])}
+
+
 def has_opposite_zeros(case) -> bool:
     signs = np.signbit(case.values[0][case.values[0] == 0])
     return bool(signs.any() and not signs.all())
@@ -227,11 +235,26 @@ NUMBA_EMPTY_REDUCE = {
 
 def numba_bool_0d(op: str, value: bool):
     return {"backends": ("pytensor-numba",), "dtypes": ("bool",), "blame": Blame.PYTENSOR,
-            "cause": "numba-careduce-bool-0d",
+            "cause": "numba-careduce-bool",
             "reason": f"Numba's {op} of a 0-d bool without rewrites gives {not value} for "
                       f"{value}",
             "match": "exact match required", "when": lambda case: case.values[0].ndim == 0,
             "example": fixed(value, params=AXIS_NONE)}
+
+
+def numba_bool_reduced(op: str, value: bool):
+    """Numba's bool max (min) over an axis gives True (False) for a slice of all False (True):
+    both modes, any rank from 1 (the NUMBA mode's rewrites drop a 0-d reduction)."""
+    def shows(case) -> bool:
+        x, axis = case.values[0], dict(case.params).get("axis")
+        return x.ndim > 0 and x.size > 0 and bool(np.any(
+            (np.max if op == "max" else np.min)(x, axis=axis) == value))
+
+    return {"backends": NUMBA_BACKENDS, "dtypes": ("bool",), "blame": Blame.PYTENSOR,
+            "cause": "numba-careduce-bool",
+            "reason": f"Numba's bool {op} gives {not value} for a slice of all {value}",
+            "match": "exact match required", "when": shows,
+            "example": fixed(np.full((2, 3), value), params=[("axis", 0)])}
 
 
 def acc_wraps(case) -> bool:
@@ -342,7 +365,9 @@ ROWS = [
     .xfail(**_ort_float16_zeros("ReduceMax",
                                 fixed([-1.0, 0.0, -0.0, -0.0], params=AXIS_NONE)))
     .xfail(**NUMBA_EMPTY_REDUCE)
-    .xfail(**numba_bool_0d("max", False)),
+    .xfail(**numba_bool_0d("max", False))
+    .xfail(**numba_bool_reduced("max", False))
+    .xfail(**_numba_nan_dropped("max")),
     Row("min", lambda x, axis: pt.min(x, axis=axis), axis_cases(), ALL,
         compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
     .xfail(**_semantic_gap_empty("min"))
@@ -357,7 +382,9 @@ ROWS = [
                                 fixed([1.0, -0.0, 0.0, 0.0], params=AXIS_NONE)))
     .xfail(**MIN_NEGATED_MAX)
     .xfail(**NUMBA_EMPTY_REDUCE)
-    .xfail(**numba_bool_0d("min", True)),
+    .xfail(**numba_bool_0d("min", True))
+    .xfail(**numba_bool_reduced("min", True))
+    .xfail(**_numba_nan_dropped("min")),
     Row("all", lambda x, axis: pt.all(x, axis=axis), axis_cases(), ALL,
         compose=reduces())
     .xfail(backends=C_BACKENDS, blame=Blame.PYTENSOR,
