@@ -31,7 +31,9 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import os
+import shutil
 import signal
+import tempfile
 import traceback
 from typing import ClassVar
 
@@ -109,6 +111,10 @@ def _carried(exc: BaseException) -> tuple:
 
 def _serve(conn, converter_spec: str, settings: dict | None = None) -> None:
     settings = settings or {}
+    if settings.get("tmpdir"):
+        # PyTensor writes every generated Numba function's source to a temporary file it
+        # never deletes; here they land in a folder the parent removes with the child
+        tempfile.tempdir = settings["tmpdir"]
     for module in settings.get("preload", ()):
         importlib.import_module(module)
     if settings.get("graph_ops"):
@@ -152,6 +158,7 @@ class Isolated:
         self._ctx = _context()
         self._proc = None
         self._conn = None
+        self._tmpdir: str | None = None
 
     def convert(self, recipe: tuple, inputs=None, outputs=None, *, opset: int) -> onnx.ModelProto:
         """The converter's model of ``recipe``'s graph, converted in the child. With the recipe
@@ -198,7 +205,8 @@ class Isolated:
         """A new child, once it has loaded the converter; raises HarnessFailed if it cannot
         (then no backend could run, and comparing their errors would make every test pass)."""
         parent, child = self._ctx.Pipe()
-        settings = {**self.settings, "preload": tuple(self.PRELOAD)}
+        self._tmpdir = tempfile.mkdtemp(prefix="conformance-child-")
+        settings = {**self.settings, "preload": tuple(self.PRELOAD), "tmpdir": self._tmpdir}
         self._proc = self._ctx.Process(target=_serve, daemon=True,
                                        args=(child, self.converter_spec, settings))
         self._proc.start()
@@ -231,7 +239,9 @@ class Isolated:
             self._proc.join(5)
         if self._conn is not None:
             self._conn.close()
-        self._proc = self._conn = None
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+        self._proc = self._conn = self._tmpdir = None
 
     def close(self) -> None:
         self._stop()
