@@ -159,6 +159,9 @@ CAUSES = {
     "numba-scalar-int-add-widens":
         "the Numba backend's ScalarFromTensor and scalar Add of 8/16/32-bit integers and bools "
         "return int64 or uint64 where PyTensor declares the input dtype",
+    "numba-composite-int-widens":
+        "the Numba backend computes the scalar ops of an 8/16/32-bit integer Composite in 64 "
+        "bits and wraps only its result: abs(9*9*3 + 0) is -13 in int8 (op by op: 13)",
     "numba-arange-double":
         "the Numba backend's ARange computes its length through double, so 64-bit bounds "
         "above 2**53 give the wrong length",

@@ -6,6 +6,8 @@ ARange, DimShuffle, Elemwise and (tril/triu) Subtensor of Shape."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from onnx import numpy_helper
 from pytensor.tensor.basic import Alloc, AllocEmpty, ARange, Eye
@@ -41,18 +43,38 @@ def _widened(ctx: Context, inputs) -> tuple[list[str], str]:
 
 
 def _arange_length(ctx: Context, start, stop, step, wide) -> str:
-    """``max(ceil((stop - start) / step), 0)`` as int64, the difference taken exactly in
-    integers (as Python does) unless that would overflow."""
+    """``max(ceil((stop - start) / step), 0)`` as int64, the quotient rounded once to double
+    as Python divides its numbers (see ``_integer_ratio``)."""
     zero = ctx.constant(np.zeros((), np.float64))
-    diff = ctx.cast(ctx.add("Sub", [stop, start]), wide, "float64")
-    if wide == "uint64":  # stop < start wraps around instead of going negative
-        diff = ctx.add("Where", [ctx.add("Greater", [stop, start]), diff, zero])
-    elif wide == "int64":
-        rough = ctx.add("Sub", [ctx.cast(stop, wide, "float64"), ctx.cast(start, wide, "float64")])
-        exact = ctx.add("Less", [ctx.add("Abs", [rough]), ctx.constant(np.float64(2.0**62))])
-        diff = ctx.add("Where", [exact, diff, rough])
-    ratio = ctx.add("Div", [diff, ctx.cast(step, wide, "float64")])
+    if wide == "float64":
+        ratio = ctx.add("Div", [ctx.add("Sub", [stop, start]), step])
+    else:
+        ratio = _integer_ratio(ctx, start, stop, step, wide)
     return ctx.cast(ctx.add("Max", [ctx.add("Ceil", [ratio]), zero]), "float64", "int64")
+
+
+def _integer_ratio(ctx: Context, start, stop, step, wide) -> str:
+    """(stop - start) / step for 64-bit integers, as Python's int true division gives it: the
+    truncated quotient and the remainder are exact, so ``q + r / step`` rounds only once
+    (dividing the doubles of a difference above 2**53 can land just past an integer, one
+    element too many). An int64 difference that would overflow is taken in doubles."""
+    to_double = functools.partial(ctx.cast, from_dtype=wide, to_dtype="float64")
+    if wide == "uint64":  # stop < start would wrap around instead of going negative
+        stop = ctx.add("Max", [stop, start])
+    diff = ctx.add("Sub", [stop, start])
+    # an integer Div by zero traps; a zero step is PyTensor's error, any length will do
+    # (no Where: ONNX Runtime has none for uint64)
+    is_zero = ctx.add("Equal", [step, ctx.constant(np.zeros((), wide))])
+    safe = ctx.add("Add", [step, ctx.cast(is_zero, "bool", wide)])
+    quotient = ctx.add("Div", [diff, safe])
+    remainder = ctx.add("Sub", [diff, ctx.add("Mul", [quotient, safe])])
+    ratio = ctx.add("Add", [to_double(quotient),
+                            ctx.add("Div", [to_double(remainder), to_double(step)])])
+    if wide == "int64":
+        rough = ctx.add("Sub", [to_double(stop), to_double(start)])
+        exact = ctx.add("Less", [ctx.add("Abs", [rough]), ctx.constant(np.float64(2.0**62))])
+        ratio = ctx.add("Where", [exact, ratio, ctx.add("Div", [rough, to_double(step)])])
+    return ratio
 
 
 @convert_op.register(ARange)
