@@ -250,11 +250,22 @@ class Isolated:
 class Sandbox(Isolated):
     """A child process for the backends that declare ``runs_apart``; see the module's doc."""
 
+    _trimmed_in_row = False
+
     def judge(self, backend: str, spec: Spec, case: Case, values) -> list[np.ndarray]:
         """``backend``'s outputs for ``case`` (on ``values``), as the parent's harness would
         compute them, computed in the child."""
         request = ("judge", spec.opset, recipe(spec, case), backend, list(values), spec.dtype)
-        return self._ask(request, backend, BackendCrashed, BackendHung)
+        try:
+            return self._ask(request, backend, BackendCrashed, BackendHung)
+        finally:
+            # a row that compiles many large functions is not allowed to grow without bound
+            # either; the next request starts a child that reads them back from the disk cache
+            # (once a row: a row whose batch alone is that large would compile it again and again)
+            if (not self._trimmed_in_row and self._proc is not None
+                    and _resident_bytes(self._proc.pid) > SANDBOX_MEMORY_LIMIT):
+                self._trimmed_in_row = True
+                self._stop()
 
     def restart(self) -> None:
         """A fresh child for the next request (after a case that may have corrupted memory)."""
@@ -264,12 +275,15 @@ class Sandbox(Isolated):
         """Called as a row starts: a child grown beyond :data:`SANDBOX_MEMORY` is replaced.
         LLVM keeps every function Numba compiled for as long as the process lives, and a
         worker's child would otherwise grow by gigabytes over a run."""
+        self._trimmed_in_row = False
         if self._proc is not None and _resident_bytes(self._proc.pid) > SANDBOX_MEMORY:
             self._stop()
 
 
 #: resident bytes beyond which the sandbox's child is replaced between rows
 SANDBOX_MEMORY = 900 * 2**20
+#: ... and after any request, within a row (with the worker's ~0.4 GB: under 1.5 GB)
+SANDBOX_MEMORY_LIMIT = 1050 * 2**20
 
 
 #: what the fork server imports once, so that a replaced child starts in milliseconds instead
