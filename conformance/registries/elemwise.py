@@ -229,8 +229,10 @@ def cast_domain(target: str):
         if src.kind != "f" or dst.kind not in "iu":
             return elemwise(ANY)(dtype)
         info = np.iinfo(dst)
-        # The largest float of src below info.max + 1 (info.min is a power of two, exact).
-        top = float(np.nextafter(src.type(float(info.max) + 1), src.type(0)))
+        # The largest float of src below info.max + 1 (info.min is a power of two, exact);
+        # float16 has no 2**32 or 2**64 (inf, whose nextafter is its largest finite value)
+        with np.errstate(over="ignore"):
+            top = float(np.nextafter(src.type(float(info.max) + 1), src.type(0)))
         return elemwise(Domain(min_value=float(info.min), max_value=top, allow_nan=False,
                                allow_inf=False))(dtype)
 

@@ -133,8 +133,9 @@ def no_term_underflows(case) -> bool:
     product rounded before the add gives +0.0; zero signs are judged on the other cases."""
     _, alpha, x, y = (np.asarray(v, dtype=np.longdouble) for v in case.values)
     tiny = np.finfo(case.values[0].dtype).tiny
-    terms = (alpha * x, alpha * y, np.outer(x, y), alpha * np.outer(x, y))
-    return not any(((t != 0) & (abs(t) < tiny)).any() for t in terms)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 is nan: not an underflow
+        terms = (alpha * x, alpha * y, np.outer(x, y), alpha * np.outer(x, y))
+        return not any(((t != 0) & (abs(t) < tiny)).any() for t in terms)
 
 
 def reads_other_triangle(case) -> bool:
