@@ -179,7 +179,8 @@ class CaseOutcome:
             return Blame.CONVERTER if self.unsupported else None
         ran = [v.backend for v in self.verdicts
                if v.outcome in (CellOutcome.PASS, CellOutcome.FAIL)]
-        return classify(failed, ran, conversion_failed=self.conversion_error is not None)
+        return classify(failed, ran, conversion_failed=self.conversion_error is not None,
+                        actual=self.actual)
 
     def failure_message(self) -> str:
         lines = [v.comparison.message for v in self.unexpected or self.unsupported]

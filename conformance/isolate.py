@@ -42,6 +42,7 @@ import onnx
 
 from conformance.backends import BACKENDS, ConversionFailed, Declined, HarnessFailed
 from conformance.backends.base import Crashed, Hung
+from conformance.backends.ort_status import OrtError
 from conformance.converters import load
 from conformance.harness import Harness, RefusedElsewhere, Spec, is_refusal, recipe
 from conformance.registries import row_named
@@ -136,6 +137,8 @@ def _serve(conn, converter_spec: str, settings: dict | None = None) -> None:
             conn.send(("conversion", _carried(exc.cause)))
         except Declined as exc:
             conn.send(("declined", _carried(exc)))
+        except OrtError as exc:  # sent whole: blame reads its status and stage
+            conn.send(("ort", exc))
         except Exception as exc:  # noqa: BLE001
             # every failure goes back to the parent as data; the child keeps serving
             conn.send(("error", _carried(exc)))
@@ -193,6 +196,8 @@ class Isolated:
             raise crashed(f"{who} crashed the process ({self._reap()})") from None
         if status == "ok":
             return payload
+        if status == "ort":
+            raise payload
         name, text, refused, _ = payload
         if status == "declined":
             raise Declined(text)

@@ -1,11 +1,15 @@
 """ONNX Runtime (CPU provider) on the converted model: all graph optimizations, none, and the
-model converted from PyTensor's rewritten graph (what ``converter.function_to_onnx`` gets)."""
+model converted from PyTensor's rewritten graph (what ``converter.function_to_onnx`` gets).
+
+A refusal to load or run a model is raised as an ``ort_status.OrtError``: ONNX Runtime's
+status, the stage, and for a run the spec rule the model breaks there (what blame reads)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from conformance.backends.base import Backend, ConversionFailed, Graph, Runner
+from conformance.backends.ort_status import Stage, typed
 
 
 class OnnxRuntimeBackend(Backend):
@@ -29,13 +33,24 @@ class OnnxRuntimeBackend(Backend):
         if not self.optimize:
             opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         model = self.model(graph, opset)
-        session = ort.InferenceSession(
-            model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
-        )
+        try:
+            session = ort.InferenceSession(
+                model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            if (error := typed(exc, Stage.LOAD)) is exc:
+                raise
+            raise error from exc
         names = [i.name for i in model.graph.input]
 
         def run(values):
-            return [np.asarray(o) for o in session.run(None, dict(zip(names, values, strict=True)))]
+            try:
+                outputs = session.run(None, dict(zip(names, values, strict=True)))
+            except Exception as exc:
+                if (error := typed(exc, Stage.RUN, model, values)) is exc:
+                    raise
+                raise error from exc
+            return [np.asarray(o) for o in outputs]
 
         return run
 
