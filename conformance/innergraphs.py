@@ -30,7 +30,13 @@ def without_inner_rewrites(outputs: list, linker: str) -> list:
     except ImportError:  # PyTensor 2.38
         from pytensor.graph.basic import io_toposort
 
+    from pytensor.link.vm import VMLinker
+
     mode = Mode(linker=linker, optimizer=None)
+    # Scan runs a gradient's preallocated mit-mot outputs under a VM linker only; a VM of
+    # Python thunks calls the same perform() methods as the Python linker
+    mit_mot_mode = (Mode(linker=VMLinker(use_cloop=False, c_thunks=False), optimizer=None)
+                    if linker == "py" else mode)
 
     def patch(nodes) -> None:
         for node in nodes:
@@ -40,7 +46,7 @@ def without_inner_rewrites(outputs: list, linker: str) -> list:
                 patch(op.fgraph.toposort())
                 op._fn = None
                 if isinstance(op, Scan):
-                    op.mode = mode
+                    op.mode = mit_mot_mode if op.info.n_mit_mot else mode
                 else:
                     op.kwargs = {**op.kwargs, "mode": mode}
                 node.op = op
@@ -116,8 +122,9 @@ def inlined(inputs: list, outputs: list, rewritten: bool = False) -> tuple[list,
     from pytensor.graph.fg import FunctionGraph
     from pytensor.graph.replace import clone_replace
 
-    fgraph = FunctionGraph(inputs, outputs, clone=True)
     try:
+        # a shared variable is no graph input: FunctionGraph raises MissingInputError
+        fgraph = FunctionGraph(inputs, outputs, clone=True)
         while nodes := [n for n in fgraph.toposort() if isinstance(n.op, OpFromGraph)]:
             node = nodes[0]
             inner_inputs, inner_outputs = (_rewritten_inner(node.op) if rewritten else
@@ -127,7 +134,8 @@ def inlined(inputs: list, outputs: list, rewritten: bool = False) -> tuple[list,
             fgraph.replace_all([(old, old.type.filter_variable(new))
                                 for old, new in zip(node.outputs, inner, strict=True)],
                                import_missing=True)
-    # a type that does not fit, or an inner graph PyTensor cannot copy: keep the op
+    # a type that does not fit, an inner graph PyTensor cannot copy, a shared variable:
+    # keep the op
     except Exception:  # noqa: BLE001
         return inputs, outputs
     return list(fgraph.inputs), list(fgraph.outputs)

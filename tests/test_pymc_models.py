@@ -108,12 +108,78 @@ def marginal_gp():
     return model
 
 
+def garch11():
+    """PyMC's GARCH(1,1): its log-density runs the volatility recursion in one scan and its
+    gradient adds the backward scan."""
+    rng = np.random.default_rng(6)
+    returns, vol = np.empty(30), 0.3
+    for t in range(30):
+        returns[t] = rng.normal(0.0, vol)
+        vol = np.sqrt(0.05 + 0.15 * returns[t] ** 2 + 0.7 * vol**2)
+    with pm.Model() as model:
+        omega = pm.HalfNormal("omega", 0.2)
+        alpha_1 = pm.Beta("alpha_1", 2.0, 6.0)
+        beta_1 = pm.Beta("beta_1", 6.0, 2.0)
+        initial_vol = pm.HalfNormal("initial_vol", 0.5)
+        pm.GARCH11("r", omega=omega, alpha_1=alpha_1, beta_1=beta_1, initial_vol=initial_vol,
+                   observed=returns)
+    return model
+
+
+def _series(seed: int, n: int = 25) -> np.ndarray:
+    """A local-level series: a random walk seen through noise."""
+    rng = np.random.default_rng(seed)
+    return np.cumsum(rng.normal(0.0, 0.3, size=n)) + rng.normal(0.0, 0.5, size=n)
+
+
+def exponential_smoothing():
+    """One-step forecasts by simple exponential smoothing, written with pytensor.scan."""
+    y = _series(7)
+    with pm.Model() as model:
+        alpha = pm.Beta("alpha", 2.0, 2.0)
+        level0 = pm.Normal("level0", y[0], 1.0)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        levels = pytensor.scan(lambda y_t, level, a: a * y_t + (1 - a) * level,
+                               sequences=[pytensor.tensor.as_tensor(y[:-1])],
+                               outputs_info=[level0], non_sequences=[alpha],
+                               return_updates=False)
+        forecasts = pytensor.tensor.concatenate([level0[None], levels[:-1]])
+        pm.Normal("y", mu=forecasts, sigma=sigma, observed=y[1:])
+    return model
+
+
+def local_level_kalman():
+    """The exact log-likelihood of a local-level model by a Kalman filter: a scan carrying
+    the filtered level and its variance and emitting each step's log-density."""
+    pt = pytensor.tensor
+    y = _series(8)
+
+    def step(y_t, level, var, obs_var, level_var):
+        f = var + obs_var
+        v = y_t - level
+        gain = var / f
+        ll = -0.5 * (pt.log(2 * np.pi * f) + v**2 / f)
+        return level + gain * v, var * (1 - gain) + level_var, ll
+
+    with pm.Model() as model:
+        sigma_obs = pm.HalfNormal("sigma_obs", 1.0)
+        sigma_level = pm.HalfNormal("sigma_level", 0.5)
+        _, _, lls = pytensor.scan(step, sequences=[pt.as_tensor(y)],
+                                  outputs_info=[np.float64(0.0), np.float64(10.0), None],
+                                  non_sequences=[sigma_obs**2, sigma_level**2],
+                                  return_updates=False)
+        pm.Potential("loglik", lls.sum())
+    return model
+
+
 @dataclass(frozen=True)
 class PymcModel:
     build: Callable
     #: the gradient evaluates Psi (digamma): of a free Gamma shape, StudentT nu, NegativeBinomial
     #: alpha or Dirichlet concentration
     psi_in_gradient: bool
+    #: the compiled function holds a Scan (checked, so that the export really converts one)
+    scans: bool = False
 
 
 MODELS = [
@@ -123,6 +189,9 @@ MODELS = [
     PymcModel(dirichlet_free_concentration, psi_in_gradient=True),
     PymcModel(mvnormal_lkj_cholesky, psi_in_gradient=False),
     PymcModel(marginal_gp, psi_in_gradient=False),
+    PymcModel(garch11, psi_in_gradient=False, scans=True),
+    PymcModel(exponential_smoothing, psi_in_gradient=False, scans=True),
+    PymcModel(local_level_kalman, psi_in_gradient=False, scans=True),
 ]
 
 # At these seeds and points the C gradients are 2.5 to 500 tolerances off (the Dirichlet
@@ -162,6 +231,9 @@ def test_exported_pymc_function_matches_pytensor(model, kind, mode):
     pymc_model = model.build()
     compile_fn = pymc_model.compile_logp if kind == "logp" else pymc_model.compile_dlogp
     point_fn = compile_fn(mode=MODES[mode])
+    if model.scans:
+        ops = {type(n.op).__name__ for n in point_fn.f.maker.fgraph.apply_nodes}
+        assert "Scan" in ops, f"{model.build.__name__} {kind} compiled without a Scan: {ops}"
     onnx_model = converter.function_to_onnx(point_fn.f)
     onnx.checker.check_model(onnx_model, full_check=True)
     session = ort.InferenceSession(onnx_model.SerializeToString(),

@@ -4,11 +4,10 @@ and ``ifelse`` (several outputs, branches of different shapes, conditions of any
 
 Step counts and sequence lengths are drawn from 0 up, so zero and one step are common.
 
-Not rows yet, for the harness's sake (``tests/test_control_flow.py`` covers both): the
-gradient of a scan, whose preallocated mit-mot outputs PyTensor's Scan runs only under a
-VM linker, not under the reference's Python linker (``conformance/innergraphs.py`` compiles
-inner graphs with it); and a scan reading a shared variable, which the batched C backend
-compiles without the variable's value (MissingInputError).
+Gradients (``pytensor.grad`` through a scan) are rows of their own: their backward scans
+carry mit-mot outputs, which PyTensor's Scan runs under a VM linker only, so the Python
+reference runs those inner graphs by a VM of Python thunks (``conformance/innergraphs.py``).
+A shared variable read by a step is a row too: the converter makes it an initializer.
 """
 
 from __future__ import annotations
@@ -84,15 +83,22 @@ def start_and_steps(dtype: str):
     return cases()
 
 
-def rows_and_weights(dtype: str):
+def rows_and_weights(dtype: str, domain: Domain = SMALL):
     """A sequence of 0..MAX_STEPS rows of 3 and a (2, 3) weight matrix."""
 
     @st.composite
     def cases(draw):
         n = draw(st.integers(0, MAX_STEPS))
-        return _case(draw(arrays(dtype, (n, 3), SMALL)), draw(arrays(dtype, (2, 3), SMALL)))
+        return _case(draw(arrays(dtype, (n, 3), domain)), draw(arrays(dtype, (2, 3), domain)))
 
     return cases()
+
+
+WELL_CONDITIONED = Domain(-0.5, 0.5)
+
+
+def small_rows_and_weights(dtype: str):
+    return rows_and_weights(dtype, WELL_CONDITIONED)
 
 
 CONDITION_DTYPES = ("bool", "int8", "uint64", "float64")
@@ -166,6 +172,53 @@ def unequal_branches(cond, x):
     return ifelse(cond, x[:2], pt.concatenate([x, x]))
 
 
+def shared_weight(x):
+    """A step that reads a shared variable (PyTensor passes it to Scan as a non-sequence)."""
+    w = pytensor.shared(np.asarray(0.5, dtype=x.dtype), name="w")
+    return _scan(lambda xi, h: w * h + xi, sequences=[x],
+                 outputs_info=[pt.zeros((), dtype=x.dtype)])
+
+
+def grad_of_recurrence(x, w):
+    """d/dx and d/dw of sum(h**2), h[t] = w * h[t-1] + x[t]: a backward scan with a mit-mot
+    output, a sequence and a non-sequence."""
+    hs = _scan(lambda xi, h, w: w * h + xi, sequences=[x],
+               outputs_info=[pt.zeros((), dtype=x.dtype)], non_sequences=[w])
+    return pytensor.grad((hs**2).sum(), [x, w])
+
+
+def grad_of_taps(start, steps, *, taps):
+    """d/dstart of sum(y**2) for a recurrence over ``taps``: a mit-mot of several taps."""
+    ys, _ = recurrence(start, steps, taps=taps)
+    return pytensor.grad((ys**2).sum(), start)
+
+
+def grad_of_per_step(xs, w):
+    """d/dw of the per-step tanh network's sum: a nit-sot's gradient, matrices carried.
+    Its cases keep tanh's argument within +-0.75 (WELL_CONDITIONED): the gradient's
+    1 - tanh**2 cancels where tanh saturates, magnifying a backend's one-ulp tanh error
+    far beyond float32's tolerance (ONNX Runtime's tanh at 4 is off by 1.9e-6 there)."""
+    hs, _ = per_step(xs, w)
+    return pytensor.grad(hs.sum(), w)
+
+
+def underflowing_terms(dtype: str) -> Case:
+    """x = [-tiny, tiny], w = 0: the w-gradient's one term, 2 * tiny * -tiny, is -0.0."""
+    tiny = np.finfo(dtype).tiny
+    return _case(np.array([-tiny, tiny], dtype), np.zeros((), dtype))
+
+
+def sequence_and_weight(dtype: str):
+    """A vector of length 0..MAX_STEPS and a 0-d weight."""
+
+    @st.composite
+    def cases(draw):
+        n = draw(st.integers(0, MAX_STEPS))
+        return _case(draw(arrays(dtype, (n,), SMALL)), draw(arrays(dtype, (), SMALL)))
+
+    return cases()
+
+
 # -- rows ------------------------------------------------------------------------------
 
 
@@ -236,6 +289,44 @@ ROWS = [
            reason="compiled scans (C after scan_save_mem, Numba even without rewrites) return "
                   "2 rows for rows[-2:] of a per-step vector after fewer steps, zeros added",
            match=r"out\.shape=\(2, 2\)", example=_fixed([1.0])),
+    Row("scan_grad", grad_of_recurrence, sequence_and_weight, FLOATS)
+    .xfail(**reference_zero_steps(_fixed([], 0.5)))
+    .xfail(backends=("pytensor-c-opt",), blame=Blame.PYTENSOR,
+           reason="with the default rewrites (the backward scan's inner graph rewritten too) "
+                  "a gradient term that underflows to -0.0 keeps its sign, where the "
+                  "unrewritten graph's sum gives +0.0",
+           match=r"\(sign of zero differs\)", example=underflowing_terms),
+    Row("scan_grad_taps", grad_of_taps, initial_taps, FLOATS)
+    .xfail(**reference_zero_steps(_fixed([1.0, 2.0], 0, params=(("taps", (-1, -2)),))))
+    .xfail(backends=("onnxruntime-rewritten",), blame=Blame.CONVERTER, versions="pytensor<3",
+           when=zero_steps,
+           reason="the converter's Loop for PyTensor 2.38's rewritten zero-step two-tap "
+                  "gradient scatters past its buffer (ScatterND: invalid indice); not yet fixed",
+           match=r"invalid indice|out of data bounds|ScatterND",
+           example=_fixed([1.0, 2.0], 0, params=(("taps", (-1, -2)),))),
+    Row("scan_grad_per_step", grad_of_per_step, small_rows_and_weights, FLOATS)
+    .xfail(**reference_zero_steps(_fixed(np.zeros((0, 3)), np.ones((2, 3)))))
+    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
+           versions="pytensor<3", when=zero_steps,
+           reason="PyTensor 2.38's default rewrites give the gradient of a zero-step scan a "
+                  "backward scan of one step over an empty sequence: PyTensor raises, and "
+                  "the model converted from that rewritten graph reads out of bounds",
+           match=r"required number of steps is 1|indices element out of data bounds",
+           example=_fixed(np.zeros((0, 3)), np.ones((2, 3))))
+    .xfail(backends=("pytensor-numba",), blame=Blame.PYTENSOR, versions="pytensor<3",
+           when=zero_steps,
+           reason="PyTensor 2.38's Numba backend raises on the gradient of a zero-step scan "
+                  "(a vectorized input of mismatched length)",
+           match=r"incompatible shape in axis 0",
+           example=_fixed(np.zeros((0, 3)), np.ones((2, 3))))
+    .xfail(backends=("pytensor-numba-opt",), blame=Blame.PYTENSOR, versions="pytensor<3",
+           when=zero_steps,
+           reason="PyTensor 2.38's Numba backend after the default rewrites gives the gradient "
+                  "of a zero-step scan from its weights (1 for 1, nan for nan; no step: 0)",
+           match=r"but pytensor-py=0\.0",
+           example=_fixed(np.zeros((0, 3)), np.full((2, 3), np.nan))),
+    Row("scan_shared", shared_weight, sequences(), FLOATS)
+    .xfail(**reference_zero_steps(_fixed([]))),
     Row("ifelse_outputs", two_outputs, condition_and_vector,
         (*dtypes.FLOATS, "int32", "int64")),
     Row("ifelse_shapes", unequal_branches, condition_and_vector,

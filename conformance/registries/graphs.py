@@ -8,7 +8,7 @@ from itertools import combinations
 import numpy as np
 
 from conformance.registry import Blame, Case, Row
-from conformance.strategies.graphs import Composer
+from conformance.strategies.graphs import CONTROL, Composer, walk
 
 #: Bound to the whole registry by ``conformance.registries`` once it is assembled.
 COMPOSER = Composer()
@@ -29,9 +29,9 @@ def underflow_example(dtype: str) -> Case:
 
 
 def repeats_zero_times(case: Case) -> bool:
-    """Some node repeats a whole axis zero times with a constant scalar count."""
+    """Some node (in a body too) repeats a whole axis zero times with a constant count."""
     return any(name == "repeat_scalar" and dict(params).get("r") == 0
-               for name, _, params in dict(case.params)["nodes"])
+               for name, _, params in walk(dict(case.params)["nodes"]))
 
 
 def zero_repeat_example(dtype: str) -> Case:
@@ -112,6 +112,12 @@ def cancels_unlike_finite_math(case: Case) -> bool:
     values = [*case.values, *(_node_values(case, case.values[0].dtype.name) or ())]
     if len(values) < len(case.values) + len(nodes):
         return False
+    if any(_body_cancels(name, params) for name, _, params in nodes):
+        # a body's own values are not at hand: any nan, infinity, zero or empty value of
+        # the graph may be one that reaches it
+        return any(_nonfinite(v) or np.asarray(v).size == 0
+                   or (np.asarray(v).dtype.kind in "fc" and (np.asarray(v) == 0).any())
+                   for v in values)
     if any(name in AVERAGES and values[ids[0]].size == 0 for name, ids, _ in nodes):
         return True
     # var and std subtract the mean from each element: x - x where an axis has one
@@ -119,6 +125,18 @@ def cancels_unlike_finite_math(case: Case) -> bool:
         return True
     shared = (np.asarray(values[i]) for i in _shared_operands(case))
     return any(_nonfinite(v) or (v.dtype.kind in "fc" and (v == 0).any()) for v in shared)
+
+
+def _body_cancels(name: str, params: tuple) -> bool:
+    """A control node some body of which has an average or a value reaching a node twice."""
+    if name not in CONTROL:
+        return False
+    k = 2 if name == "scan_fold" else 1  # a fold's body takes the value and an item
+    bodies = [value for key, value in params if key in ("body", "then", "else")]
+    return any(any(n in AVERAGES for n, _, _ in body)
+               or _shared_operands(Case((np.zeros(()),) * k, ((),) * k,
+                                        (("nodes", body), ("outputs", ()))))
+               for body in bodies)
 
 
 def _nonfinite(v) -> bool:
