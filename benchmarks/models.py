@@ -41,6 +41,8 @@ class Model:
     #: special functions the log-density or its gradient evaluates (each costs many ONNX
     #: nodes until the special-function rules are vectorized)
     special: tuple[str, ...] = ()
+    #: observation counts it is timed at (a scan's steps run one after the other)
+    sizes: tuple[int, ...] = SIZES
 
 
 def _normal(x, mu, sigma):
@@ -163,6 +165,27 @@ def negative_binomial_glm(n: int) -> Built:
     return _finish([w, b, alpha_log], logp, [[0.3, -0.2], 1.8, 0.9])
 
 
+def exponential_smoothing(n: int) -> Built:
+    """Simple exponential smoothing: each observation is normal around the level before it,
+    and the level moves toward it by a free fraction alpha, computed by ``pytensor.scan``;
+    its gradient is a backward scan. A Loop's steps run one after the other, so this model is
+    timed at 10,000 observations rather than 100,000 (the per-step cost shows either way)."""
+    rng = np.random.default_rng(6)
+    y = np.cumsum(rng.normal(scale=0.3, size=n)) + rng.normal(scale=0.5, size=n)
+    a_logit = pt.scalar("alpha_logodds__", dtype="float64")
+    alpha = pt.sigmoid(a_logit)
+    s_log, sigma, s_jac = _log_positive("sigma")
+    level0 = pt.scalar("level0", dtype="float64")
+    yc = pt.constant(y)
+    levels = pytensor.scan(lambda obs, level: level + alpha * (obs - level),
+                           sequences=[yc], outputs_info=[level0], return_updates=False)
+    before = pt.concatenate([level0[None], levels[:-1]])
+    logp = (_normal(level0, 0.0, 5.0) + pt.log(alpha) + pt.log1p(-alpha)  # Uniform prior
+            + np.log(2.0) + _normal(sigma, 0.0, 2.0) + s_jac
+            + pt.sum(_normal(yc, before, sigma)))
+    return _finish([a_logit, s_log, level0], logp, [0.2, -0.5, 0.1])
+
+
 MODELS = (
     Model("linear_regression", linear_regression),
     Model("logistic_regression", logistic_regression),
@@ -170,6 +193,7 @@ MODELS = (
     Model("student_t_regression", student_t_regression, special=("gammaln", "psi")),
     Model("gamma_beta_binomial", gamma_beta_binomial, special=("gammaln", "betaln", "psi")),
     Model("negative_binomial_glm", negative_binomial_glm, special=("gammaln", "psi")),
+    Model("exponential_smoothing", exponential_smoothing, sizes=(SIZES[0], 10_000)),
 )
 BY_NAME = {m.name: m for m in MODELS}
 

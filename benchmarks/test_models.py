@@ -15,10 +15,10 @@ import pytest
 
 import converter
 from benchmarks.graphs import ort_session
-from benchmarks.models import MODELS, SIZES, compiled, pytensor_nodes
+from benchmarks.models import MODELS, compiled, pytensor_nodes
 
 BACKENDS = ("onnxruntime", "pytensor")
-PARAMS = [(m.name, size, backend) for m in MODELS for size in SIZES for backend in BACKENDS]
+PARAMS = [(m.name, size, backend) for m in MODELS for size in m.sizes for backend in BACKENDS]
 
 
 @functools.lru_cache(maxsize=2)

@@ -7,6 +7,11 @@ opposite infinities). Integers and bools are exact.
 
 Registry rows judge signed zeros (``Row.signed_zeros``) except those still in
 ``conformance.registries.SIGNED_ZEROS_PENDING``.
+
+A backend that may flush subnormals of some dtypes to zero by design (``flushes_subnormals``,
+a backend's declared semantics) is compared with the subnormal results of those dtypes read as
+zeros on both sides; the harness also judges it against the reference on the inputs with their
+subnormals flushed (:func:`flushed`).
 """
 
 from __future__ import annotations
@@ -99,13 +104,42 @@ def _invalid_bool(a: np.ndarray) -> tuple[tuple[int, ...], int] | None:
     return found, int(raw[found])
 
 
+def holds_subnormals(values: Sequence[np.ndarray], dtypes: frozenset[str]) -> bool:
+    """Whether some array of one of ``dtypes`` holds a subnormal number."""
+    return any(v.dtype.name in dtypes and bool(_subnormal(v).any()) for v in values)
+
+
+def flushed(value: np.ndarray, dtypes: frozenset[str]) -> np.ndarray:
+    """``value`` with its subnormals replaced by zeros of their sign, if its dtype is one of
+    ``dtypes`` (what a CPU in DAZ/FTZ mode reads and writes), else ``value`` itself."""
+    if value.dtype.name not in dtypes:
+        return value
+    mask = _subnormal(value)
+    if not mask.any():
+        return value
+    return np.where(mask, np.copysign(np.zeros((), value.dtype), value), value)
+
+
+def _subnormal(value: np.ndarray) -> np.ndarray:
+    if value.dtype.kind != "f":
+        return np.zeros(value.shape, bool)
+    magnitude = np.abs(value)
+    return (magnitude > 0) & (magnitude < np.finfo(value.dtype).smallest_normal)
+
+
 def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
             reference: str = "pytensor-py", case: str = "", values: bool = True,
-            signed_zeros: bool = False) -> Comparison:
+            signed_zeros: bool = False,
+            flushes_subnormals: frozenset[str] = frozenset()) -> Comparison:
     """Compare ``actual`` (from ``backend``) against ``expected`` (from ``reference``);
     with ``values=False`` only dtypes and shapes (for uninitialised memory), with
-    ``signed_zeros`` -0.0 and 0.0 apart."""
+    ``signed_zeros`` -0.0 and 0.0 apart, with ``flushes_subnormals`` the subnormals of those
+    dtypes read as zeros of their sign on both sides."""
     suffix = f" [{case}]" if case else ""
+    if flushes_subnormals and not isinstance(expected, BaseException) \
+            and not isinstance(actual, BaseException):
+        expected = [flushed(e, flushes_subnormals) for e in expected]
+        actual = [flushed(a, flushes_subnormals) for a in actual]
     if isinstance(expected, BaseException) or isinstance(actual, BaseException):
         if isinstance(expected, BaseException) and isinstance(actual, BaseException):
             return Comparison(True)

@@ -174,6 +174,7 @@ class ConformanceSession:
                 w.strip() for w in config.getoption("graph_ops").split(",") if w.strip())
         except ValueError as exc:
             raise pytest.UsageError(f"--graph-ops: {exc}") from None
+        graph_composer().judged = frozenset(self.backends)
         workerinput = getattr(config, "workerinput", None)
         if workerinput is None:
             self.run_dir = self._new_run_dir()

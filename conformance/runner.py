@@ -17,7 +17,7 @@ from conformance import hardware, interrupt
 from conformance import versions as releases
 from conformance.harness import CaseOutcome, Harness, Spec, case_code
 from conformance.registry import Known
-from conformance.strategies import grid
+from conformance.strategies import grid, layouts
 from conformance.support import Refusals
 
 
@@ -30,6 +30,44 @@ class Observed:
     last_failure: CaseOutcome | None = None
     #: the converter's clean refusals: recorded, never raised (conformance.support)
     refusals: Refusals = field(default_factory=Refusals)
+    #: the first raised failure's culprit (see :func:`culprit`): shrinking keeps to it
+    culprit: Culprit | None = None
+    #: failures with another culprit, seen after the first (mostly while shrinking): noted
+    #: in the failure record, not raised, so that Hypothesis never shrinks toward them
+    others: list[str] = field(default_factory=list)
+
+    def keeps_blame(self, outcome: CaseOutcome) -> bool:
+        """Whether ``outcome``'s failure may be raised: the first, or one with its culprit.
+        Hypothesis shrinks toward any input that raises, so a reversal bug would shrink to a
+        length-1 input on which one backend happens to agree, and be blamed on the other."""
+        found = culprit(outcome)
+        if self.culprit is None:
+            self.culprit = found
+        if found.same_as(self.culprit):
+            return True
+        if len(self.others) < 3:
+            self.others.append(f"also failed, blamed on {found.blame} (not shrunk, another "
+                               f"culprit): {outcome.description}")
+        return False
+
+
+@dataclass(frozen=True)
+class Culprit:
+    """What a failure is about: its blame and the backends that failed unexpectedly."""
+
+    blame: str
+    backends: frozenset[str]
+
+    def same_as(self, other: Culprit) -> bool:
+        """The same blame, on some of the same backends: a smaller case may leave a backend
+        out (the rewritten graph of a 0-d input may lose the wrong node) and still be the
+        same fault, while one of PyTensor's C code and one of its Numba code, both blamed
+        on PyTensor, are not."""
+        return self.blame == other.blame and bool(self.backends & other.backends)
+
+
+def culprit(outcome: CaseOutcome) -> Culprit:
+    return Culprit(str(outcome.blame), frozenset(v.backend for v in outcome.unexpected))
 
 
 def _summary(values, limit: int = 64):
@@ -94,6 +132,9 @@ def check(spec: Spec, harness: Harness, session) -> dict:
     explicit += [canonical] if canonical is not None else []
     # every special value in each operand, at every opset, whatever the random draws find
     explicit += grid.grid_cases(spec.row.cases, spec.dtype)
+    # the plainest layouts before any drawn one: a converter refusing the rarer forms would
+    # otherwise end the row "unsupported" before they are tried
+    explicit += layouts.first_cases(spec.row.cases, spec.dtype)
     deferred: list[CaseOutcome] = []
 
     def judge(case):
@@ -113,6 +154,8 @@ def check(spec: Spec, harness: Harness, session) -> dict:
             if any(case is c for c in explicit):
                 # an explicit example is not shrunk: let the search find (and shrink) one
                 deferred.append(outcome)
+                return
+            if not observed.keeps_blame(outcome):
                 return
             observed.last_failure = outcome
             raise AssertionError(outcome.failure_message())
@@ -148,7 +191,7 @@ def check(spec: Spec, harness: Harness, session) -> dict:
         record.update(observed.refusals.fields())
         if observed.last_failure is not None:
             record["outcome"] = "failed"
-            notes = getattr(exc, "__notes__", [])
+            notes = [*getattr(exc, "__notes__", []), *observed.others]
             record["failure"] = session.failure(observed.last_failure, notes)
         else:
             record["outcome"] = "error"
@@ -156,14 +199,14 @@ def check(spec: Spec, harness: Harness, session) -> dict:
         session.record_test(record)
         raise
     record["duration"] = time.perf_counter() - start
+    refusals = observed.refusals
+    record.update(refusals.fields())
     if deferred:  # only an explicit example failed, and the search found nothing smaller
-        failed = _one_element(harness, spec, deferred[0])
+        failed = _narrowed(harness, spec, deferred[0])
         record["outcome"] = "failed"
         record["failure"] = session.failure(failed, [])
         session.record_test(record)
         pytest.fail(failed.failure_message(), pytrace=False)
-    refusals = observed.refusals
-    record.update(refusals.fields())
     if refusals.refused and harness.claims_every_row:
         message = refusals.claim_message(spec)
         record["outcome"] = "failed"
@@ -224,15 +267,21 @@ def check(spec: Spec, harness: Harness, session) -> dict:
     return record
 
 
-def _one_element(harness: Harness, spec: Spec, outcome: CaseOutcome) -> CaseOutcome:
-    """A failing grid case cut down to the element the first unexpected disagreement names,
-    when that element alone still fails (Hypothesis does not shrink explicit examples)."""
+def _narrowed(harness: Harness, spec: Spec, outcome: CaseOutcome) -> CaseOutcome:
+    """A failing explicit example made smaller, as Hypothesis does not shrink those: a grid
+    case cut down to the element the first unexpected disagreement names, a first case
+    (``layouts.firsts``) on as few elements as still fail; each only where the smaller case
+    fails with the same culprit (:func:`culprit`)."""
     where = outcome.unexpected[0].comparison.where
-    small = grid.element(outcome.case, where[1][0]) if where and where[1] else None
-    if small is None:
-        return outcome
-    narrowed = harness.run(spec, small)
-    return narrowed if narrowed.unexpected else outcome
+    smaller = [grid.element(outcome.case, where[1][0])] if where and where[1] else []
+    smaller += layouts.smaller_firsts(spec.row.cases, spec.dtype, outcome.case)
+    for small in smaller:
+        if small is None:
+            continue
+        narrowed = harness.run(spec, small)
+        if narrowed.unexpected and culprit(narrowed).same_as(culprit(outcome)):
+            return narrowed
+    return outcome
 
 
 def _fix_hint(k: Known) -> str:

@@ -45,11 +45,39 @@ def run_reference(model, inputs):
     return [np.asarray(o) for o in ReferenceEvaluator(model).run(None, feed)]
 ''',
     "pytensor": '''
-def run_pytensor(graph, inputs, linker, optimizer):
+def compiled_run(graph, inputs, linker, optimizer):
     graph_inputs, graph_outputs = graph()
     fn = pytensor.function(graph_inputs, graph_outputs, on_unused_input="ignore",
                            mode=Mode(linker=linker, optimizer=optimizer))
     return [np.array(o, copy=True) for o in fn(*inputs)]
+
+
+def run_pytensor(graph, inputs, linker, optimizer):
+    """compiled_run in a child process where there is fork: a case that takes the process
+    down (XLA aborting, an out-of-bounds write) is then an outcome, not the script's end."""
+    if not hasattr(os, "fork"):
+        return compiled_run(graph, inputs, linker, optimizer)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            result = ("returned", compiled_run(graph, inputs, linker, optimizer))
+        except BaseException as exc:  # the parent raises it
+            result = ("raised", f"{type(exc).__name__}: {exc}")
+        with os.fdopen(write, "wb") as out:
+            pickle.dump(result, out)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as got:
+        data = got.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        raise RuntimeError(f"crashed the process (killed by signal {os.WTERMSIG(status)})")
+    kind, value = pickle.loads(data)
+    if kind == "raised":
+        raise RuntimeError(value)
+    return value
 ''',
 }
 MAIN = '''

@@ -59,7 +59,12 @@ LOG1P_AND_FUSION = pytest.mark.xfail(
 #: accurate below -17): 53 nodes for 13
 SOFTPLUS = pytest.mark.xfail(strict=True, raises=AssertionError,
                              reason="softplus composed of 21 nodes")
-OVER_BOUND = {"eight_schools": LOG1P_AND_FUSION, "logistic_regression": SOFTPLUS}
+#: a scan's outer bookkeeping: PyTensor's slices, buffer allocations and set_subtensors
+#: around its two Loops become Shape/Slice/Reshape/Where chains (165 nodes for 27)
+SCAN_BOOKKEEPING = pytest.mark.xfail(strict=True, raises=AssertionError,
+                                     reason="slices and buffers around the Loops: 165 nodes")
+OVER_BOUND = {"eight_schools": LOG1P_AND_FUSION, "logistic_regression": SOFTPLUS,
+              "exponential_smoothing": SCAN_BOOKKEEPING}
 
 
 def _lean_marks(model) -> list:

@@ -97,3 +97,23 @@ def test_a_restriction_names_the_control_kinds_it_keeps():
 def test_graphs_of_other_dtypes_hold_no_control_nodes():
     cases = draws(graph_composer(), "float16")
     assert not any(n in CONTROL for c in cases for n, _, _ in dict(c.params)["nodes"])
+
+
+def test_only_the_judged_backends_records_keep_a_row_out_of_graphs():
+    """shape has a record on every dtype, naming the JAX backends only: the default run's
+    graphs take it; a run judging pytensor-jax leaves it out."""
+    from conformance.backends import DEFAULT_BACKENDS
+    from conformance.registries import row_named
+
+    assert all(set(k.backends) <= {"pytensor-jax", "pytensor-jax-opt"}
+               for k in row_named("shape").known_for("float64")), "the premise changed"
+    composer = Composer()
+    composer.bind(graph_composer()._all)
+    composer.restrict(["shape", "neg"])
+    found = {}
+    for judged in (DEFAULT_BACKENDS, (*DEFAULT_BACKENDS, "pytensor-jax")):
+        composer.judged = frozenset(judged)
+        found[judged] = {n for c in draws(composer, "float64")
+                         for n, _, _ in walk(dict(c.params)["nodes"])}
+    assert "shape" in found[DEFAULT_BACKENDS]
+    assert "shape" not in found[(*DEFAULT_BACKENDS, "pytensor-jax")]

@@ -91,9 +91,11 @@ def test_an_interrupted_run_leaves_a_report_that_says_so(tmp_path):
                CONFORMANCE_PROFILE="ci")
     args = ["-p", "no:randomly", "-n", "0", "-q", "--report-dir", str(tmp_path), "-k",
             "float64", "--opsets", "default", TESTS]
-    # SIGUSR1 makes the child print where each thread is: what a hang below shows
+    # SIGUSR1 makes the child write where each thread is to a file (pytest captures its fd 2)
+    threads = tmp_path / "threads.txt"
     child = ("import faulthandler, signal, sys, pytest; "
-             "faulthandler.register(signal.SIGUSR1, all_threads=True); "
+             f"faulthandler.register(signal.SIGUSR1, file=open({str(threads)!r}, 'w'), "
+             "all_threads=True); "
              f"sys.exit(pytest.main({args!r}))")
     proc = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -102,7 +104,9 @@ def test_an_interrupted_run_leaves_a_report_that_says_so(tmp_path):
         proc.send_signal(signal.SIGUSR1)
         time.sleep(2)
         proc.kill()
-        pytest.fail(f"{what}; the child's threads:\n{proc.communicate()[0][-6000:]}")
+        out = proc.communicate()[0][-4000:]
+        dump = threads.read_text() if threads.exists() else "(no dump)"
+        pytest.fail(f"{what}; its output:\n{out}\nits threads:\n{dump[-6000:]}")
 
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:  # wait until some tests have finished

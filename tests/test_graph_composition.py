@@ -21,7 +21,8 @@ PY = Mode(linker="py", optimizer=None)
 def _graph_dtype(row) -> str | None:
     spec = node_spec(row)
     usable = spec.dtypes if spec.dtypes is not None else [
-        d for d in row.dtypes if not row.known_for(d)]
+        d for d in row.dtypes if not any(graph_composer().judged.intersection(k.backends)
+                                         for k in row.known_for(d))]
     return next((d for d in GRAPH_DTYPES if d in usable), None)
 
 

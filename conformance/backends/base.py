@@ -251,6 +251,11 @@ class Semantics:
     signed_zeros: bool = True
     #: dtypes the backend declines any graph computing or taking (see Declined)
     declines: frozenset[str] = frozenset()
+    #: float dtypes whose subnormals the backend may flush to zero, read as inputs or written
+    #: as results (x86's DAZ and FTZ modes): both sides' subnormal results are read as zeros,
+    #: and it is right if it agrees with the reference on the inputs as given or with those
+    #: subnormals read as zeros
+    flushes_subnormals: frozenset[str] = frozenset()
     source: str = ""
 
     def declines_graph(self, graph: Graph) -> str | None:

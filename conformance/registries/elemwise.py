@@ -11,6 +11,7 @@ import pytensor.tensor as pt
 from hypothesis import strategies as st
 from pytensor.tensor.elemwise import Elemwise
 
+from conformance.jax_records import dtype_differs, elemwise_dtype, int_to_float32, without_jax
 from conformance.registry import (
     C_BACKENDS,
     NOT_REFERENCE,
@@ -294,27 +295,47 @@ def identity(x):
     return Elemwise(ps.identity)(x)
 
 
+def all_0d(case: Case) -> bool:
+    return all(v.ndim == 0 for v in case.values)
+
+
+# PyTensor's JAX dispatch adds and multiplies operands that are all 0-d with Python's sum()
+# and reduce(mul, ..., 1), which start from an int; 3+ operands otherwise with jnp.sum and
+# jnp.prod of their stack, which widen bools and narrow integers to (u)int64.
+JAX_BOOL_0D = {**elemwise_dtype(True, True, dtypes=("bool",),
+                                what="add and mul of 0-d bools (Python's sum and * from an int)"),
+               "when": all_0d}
+JAX_VARIADIC = elemwise_dtype(
+    [1], [1], [1], dtypes=("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32"),
+    what="3+ operands of add and mul (jnp.sum and jnp.prod of their stack)")
+
+
 ROWS = [
-    Row("add", pt.add, elemwise(ANY, ANY), ALL, compose=True),
+    Row("add", pt.add, elemwise(ANY, ANY), ALL, compose=True).xfail(**JAX_BOOL_0D),
     Row("add_variadic", lambda x, y, z: pt.add(x, y, z), elemwise(ANY, ANY, ANY), ALL,
         compose=VARIADIC_ADD_COMPOSES)
     .xfail(**variadic_overflows(dtypes.INTS, lambda d: fixed([1], [1], [np.iinfo(d).max])(d)))
     .xfail(**variadic_in_double(lambda v: v[0] + v[1] + v[2], fixed(3e38, 3e38, -3e38)))
-    .xfail(backends=ALL_BACKENDS, dtypes=FLOATS, blame=Blame.PYTENSOR, cause="scalar-add-impl-sum",
+    .xfail(backends=without_jax(ALL_BACKENDS), dtypes=FLOATS, blame=Blame.PYTENSOR,
+           cause="scalar-add-impl-sum",
            reason="Python linker adds 3+ operands with sum(inputs), which starts from int 0: "
                   "three -0.0 give +0.0",
            match=r"=-0\.0 but pytensor-py=0\.0 \(sign of zero", when=all_negative_zero,
-           example=fixed(-0.0, -0.0, -0.0)),
+           example=fixed(-0.0, -0.0, -0.0))
+    .xfail(**JAX_VARIADIC),
     Row("sub", pt.sub, elemwise(ANY, ANY), NUMERIC, compose=True),
-    Row("mul", pt.mul, elemwise(ANY, ANY), ALL, compose=True),
+    Row("mul", pt.mul, elemwise(ANY, ANY), ALL, compose=True).xfail(**JAX_BOOL_0D),
     Row("mul_variadic", lambda x, y, z: pt.mul(x, y, z), elemwise(ANY, ANY, ANY), ALL, compose=True)
     .xfail(**variadic_overflows(dtypes.SIGNED[:3],
                                 lambda d: fixed([1], [-1], [np.iinfo(d).min])(d)))
     .xfail(**MUL_VARIADIC_UINT64)
-    .xfail(**variadic_in_double(lambda v: v[0] * v[1] * v[2], fixed(1.5, 3e38, 0.0))),
+    .xfail(**variadic_in_double(lambda v: v[0] * v[1] * v[2], fixed(1.5, 3e38, 0.0)))
+    .xfail(**JAX_VARIADIC),
     Row("true_div", pt.true_div, elemwise(ANY, ANY), ALL, compose=NONZERO_DIVISOR)
     .xfail(**NUMBA_DIVIDES_IN_FLOAT32, dtypes=("int8", "int16", "uint8", "uint16"),
-           when=rounds_as_float32(np.true_divide), example=fixed([1], [3])),
+           when=rounds_as_float32(np.true_divide), example=fixed([1], [3]))
+    .xfail(**int_to_float32([1], [3], dtypes=("bool", "int8", "int16", "int32", "uint8",
+                                              "uint16", "uint32"))),
     Row("neg", pt.neg, elemwise(ANY), NUMERIC, compose=True),
     Row("abs", pt.abs, elemwise(ANY), ALL, compose=True),
     Row("sign", pt.sign, elemwise(ANY), NUMERIC, compose=True)
@@ -333,7 +354,8 @@ ROWS = [
            when=lambda case: bool((case.values[0] >> (case.values[0].dtype.itemsize * 8 - 1)
                                    ).any()),
            example=lambda d: fixed([np.iinfo(d).max])(d)),
-    Row("sqr", pt.sqr, elemwise(ANY), ALL, compose=True),
+    Row("sqr", pt.sqr, elemwise(ANY), ALL, compose=True)
+    .xfail(**elemwise_dtype([True], dtypes=("bool",), what="sqr of bools (jnp.square)")),
     Row("reciprocal", pt.reciprocal, elemwise(ANY), ALL,
         compose=Composes(domains=(NONZERO,)))
     .xfail(**NUMBA_DIVIDES_IN_FLOAT32, dtypes=("int32", "int64", "uint32", "uint64"),
@@ -375,13 +397,18 @@ ROWS = [
     .xfail(backends=C_BACKENDS, dtypes=("float32",), blame=Blame.PYTENSOR,
            reason="C multiplies int32 by float32 in float32, not in the float64 result dtype",
            match="abs err", when=float32_product_differs,
-           example=fixed_mixed("int32", 2, 3e38)),
+           example=fixed_mixed("int32", 2, 3e38))
+    .xfail(**dtype_differs(fixed_mixed("int32", [1], [1]), ("float16", "float32"),
+                           cause="jax-elemwise-dtype",
+                           reason="JAX returns jax.numpy's dtype for int32 times a float16 or "
+                                  "float32 (the float's), not the graph's float64")),
     Row("sub_uint8_and", pt.sub, mixed("uint8", ANY, ANY), dtypes.SIGNED,
         compose=mixed_graphs("uint8", 2)),
     Row("true_div_int16_and", pt.true_div, mixed("int16", ANY, ANY), ("uint8", "float32"),
         compose=mixed_graphs("int16", 2))
     .xfail(**NUMBA_DIVIDES_IN_FLOAT32, dtypes=("uint8",), when=rounds_as_float32(np.true_divide),
-           example=fixed_mixed("int16", [1], [3])),
+           example=fixed_mixed("int16", [1], [3]))
+    .xfail(**int_to_float32(fixed_mixed("int16", [1], [3]), dtypes=("uint8",))),
     Row("maximum_uint8_and", pt.maximum, mixed("uint8", ANY, ANY), ("int8", "float16"),
         compose=mixed_graphs("uint8", 2))
     .xfail(**{**ORT_MINMAX_ZERO, "example": fixed_mixed("uint8", 0, -0.0)}),

@@ -14,8 +14,10 @@ from pytensor.tensor.elemwise import CAReduce
 from pytensor.tensor.extra_ops import cumprod, cumsum
 from pytensor.tensor.math import ProdWithoutZeros, var
 
+from conformance.jax_records import dtype_differs, on_jax, without_jax
 from conformance.registry import (
     C_BACKENDS,
+    JAX_BACKENDS,
     NOT_REFERENCE,
     NUMBA_BACKENDS,
     ORT_BACKENDS,
@@ -25,7 +27,7 @@ from conformance.registry import (
     Row,
 )
 from conformance.strategies import ANY, Domain, arrays, dtypes, elements, fixed
-from conformance.strategies.graphs import (
+from conformance.strategies.composing import (
     axis_params,
     has_nonempty_axis,
     keepdims_shape,
@@ -283,17 +285,51 @@ ORT_INT64_PROD = {
               "saturates at 2**63-1)",
     "match": "exact match required", "example": fixed([127] * 9, params=AXIS_NONE),
 }
-PY_PROD_OVERFLOW = {
-    "backends": NOT_REFERENCE, "dtypes": dtypes.INTS, "blame": Blame.PYTENSOR,
+PY_PROD_OVERFLOW = {  # not JAX's: its ProdWithoutZeros raises (below)
+    "backends": without_jax(NOT_REFERENCE), "dtypes": dtypes.INTS, "blame": Blame.PYTENSOR,
     "reason": "ProdWithoutZeros.perform multiplies Python ints and raises once they pass 64 bits",
     "match": "pytensor-py raised OverflowError", "example": fixed([127] * 10, params=AXIS_NONE),
 }
-CUM_DTYPE_BUG = {
-    "backends": NOT_REFERENCE, "dtypes": ("bool", *NARROW_INTS),
+CUM_DTYPE_BUG = {  # JAX's cumsum of bools is int64 too: its own record, on narrow ints only
+    "backends": without_jax(NOT_REFERENCE), "dtypes": ("bool", *NARROW_INTS),
     "blame": Blame.PYTENSOR,
     "reason": "CumOp.perform returns numpy's 64-bit cumsum/cumprod, not the declared dtype",
     "match": r"dtype=(bool|u?int(8|16|32)), but pytensor-py gives u?int64",
     "example": fixed([1, 2], params=AXIS_NONE),
+}
+
+
+
+def jax_reduce_dtype(dtypes_, example=None) -> dict:
+    """PyTensor's JAX CAReduce casts its result to the accumulator dtype and returns an
+    operand it reduces over no axis as it is: not the output dtype the graph declares."""
+    return dtype_differs(example or fixed([1], params=AXIS_NONE), dtypes_,
+                         cause="jax-careduce-dtype",
+                         reason="JAX returns a reduction in its accumulator's dtype (an operand "
+                                "reduced over no axis as it is), not the graph's")
+
+
+def _reduces_axes(case) -> bool:
+    return case.values[0].ndim > 0
+
+
+# PyTensor's JAX CAReduce reduces with the jax.lax function named after the scalar op (or
+# after its nfunc_spec): none for ProdWithoutZeros or a fused Composite.
+JAX_NO_LAX_REDUCER = {
+    "backends": JAX_BACKENDS, "blame": Blame.PYTENSOR, "cause": "jax-careduce-scalar-op",
+    "reason": "JAX's CAReduce of a scalar op jax.lax has no reducer for fails while tracing "
+              "(AttributeError, UnboundLocalError) instead of saying it has no implementation",
+    "match": "raised (AttributeError: module 'jax.lax' has no attribute|UnboundLocalError)",
+    "when": _reduces_axes, "example": fixed([1, 2], params=AXIS_NONE),
+}
+# The JAX mode's rewrites cancel x - mean(x) for a 0-d x: var and std of nan or inf are 0.
+JAX_MOMENT_0D = {
+    "backends": ("pytensor-jax-opt",), "dtypes": ("float64",), "blame": Blame.PYTENSOR,
+    "cause": "jax-mode-moment-0d",
+    "reason": "the JAX mode's rewrites make var and std of a 0-d operand 0, also of nan and inf",
+    "match": r"out=0\.0 but pytensor-py=nan",
+    "when": lambda case: case.values[0].ndim == 0 and not np.isfinite(case.values[0]).all(),
+    "example": fixed(np.nan, params=AXIS_NONE),
 }
 
 # In random graphs operands come from earlier nodes: guards keep sums and products exact in
@@ -318,7 +354,8 @@ def scans(domain) -> Composes:
 ROWS = [
     Row("sum", lambda x, axis: pt.sum(x, axis=axis), axis_cases(exact_sums(16)), ALL,
         compose=reduces(EXACT_SUM))
-    .xfail(**_ort_int64_sum(fixed([2**63 - 2], params=AXIS_NONE))),
+    .xfail(**_ort_int64_sum(fixed([2**63 - 2], params=AXIS_NONE)))
+    .xfail(**jax_reduce_dtype(("float16", "float32"))),
     Row("sum_acc_dtype", lambda x, axis: pt.sum(x, axis=axis, acc_dtype=x.dtype),
         axis_cases(exact_sums(16)), ALL,
         compose=reduces(EXACT_SUM))
@@ -337,7 +374,8 @@ ROWS = [
            blame=Blame.PYTENSOR, cause="numba-sum-acc-dtype",
            reason="Numba sums in the output dtype, not the narrower acc_dtype: no wrapping",
            match="exact match required", when=acc_wraps,
-           example=lambda d: fixed([np.iinfo(d).max] * 2, params=AXIS_NONE)(d)),
+           example=lambda d: fixed([np.iinfo(d).max] * 2, params=AXIS_NONE)(d))
+    .xfail(**jax_reduce_dtype(("bool", *NARROW_INTS, "float16", "float32"))),
     # Not from float32 or float64 in graphs: later nodes would compute in float16, below
     # the tolerance the graph's outputs are judged with. Small sums keep the int64 record
     # (low bits lost near 2**63) from showing.
@@ -345,14 +383,19 @@ ROWS = [
         lambda x, axis: pt.sum(x, axis=axis, dtype="float16" if x.dtype[0] == "f" else "int8"),
         axis_cases(exact_sums(16)), ALL,
         compose=reduces(EXACT_SUM, dtypes=(*dtypes.BOOL, *dtypes.INTS, "float16")))
-    .xfail(**_ort_int64_sum(fixed([2**63 - 2], params=AXIS_NONE))),
+    .xfail(**_ort_int64_sum(fixed([2**63 - 2], params=AXIS_NONE)))
+    .xfail(**jax_reduce_dtype(ALL)),
     Row("prod", lambda x, axis: pt.prod(x, axis=axis), axis_cases(exact_sums(2)), ALL,
         compose=reduces(EXACT_PROD))
-    .xfail(**ORT_INT64_PROD),
+    .xfail(**ORT_INT64_PROD)
+    .xfail(**jax_reduce_dtype(("float16", "float32"))),
     Row("prod_without_zeros", lambda x, axis: ProdWithoutZeros(axis)(x),
         axis_cases(exact_sums(2)), ALL,
         compose=reduces(EXACT_PROD))
-    .xfail(**ORT_INT64_PROD).xfail(**PY_PROD_OVERFLOW),
+    .xfail(**ORT_INT64_PROD).xfail(**PY_PROD_OVERFLOW)
+    .xfail(**jax_reduce_dtype(("bool", *NARROW_INTS), fixed(1, params=AXIS_NONE)),
+           when=lambda case: case.values[0].ndim == 0)
+    .xfail(**JAX_NO_LAX_REDUCER),
     Row("max", lambda x, axis: pt.max(x, axis=axis), axis_cases(), ALL,
         compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
     .xfail(**_semantic_gap_empty("max"))
@@ -384,7 +427,13 @@ ROWS = [
     .xfail(**NUMBA_EMPTY_REDUCE)
     .xfail(**numba_bool_0d("min", True))
     .xfail(**numba_bool_reduced("min", True))
-    .xfail(**_numba_nan_dropped("min")),
+    .xfail(**_numba_nan_dropped("min"))
+    .xfail(**on_jax(MIN_NEGATED_MAX, ("pytensor-jax-opt",)))
+    .xfail(backends=("pytensor-jax",), dtypes=("uint64",), blame=Blame.PYTENSOR,
+           cause="jax-constant-dtype",
+           reason="pt.min of uint64 subtracts from the constant 2**64 - 1, which JAX gets as a "
+                  "Python int and cannot make an int64 (OverflowError)",
+           match="raised OverflowError: Python int", example=fixed([1], params=AXIS_NONE)),
     Row("all", lambda x, axis: pt.all(x, axis=axis), axis_cases(), ALL,
         compose=reduces())
     .xfail(backends=C_BACKENDS, blame=Blame.PYTENSOR,
@@ -412,28 +461,33 @@ ROWS = [
     # their float64 results from integer inputs differ in the last ulp with summation
     # order, and a row's tolerance is keyed on the input dtype (exact for integers).
     Row("mean", lambda x, axis: pt.mean(x, axis=axis), axis_cases(MOMENTS), ALL,
-        compose=reduces(EXACT_SUM)),
+        compose=reduces(EXACT_SUM))
+    .xfail(**jax_reduce_dtype(("float16", "float32"))),
     # math.var, not pt.var: importing the module pytensor.tensor.var (a deprecated alias of
     # .variable; coverage imports every module) rebinds pt.var to that module
     Row("var", lambda x, axis: var(x, axis=axis), axis_cases(MOMENTS), FLOATS,
-        compose=reduces(EXACT_SUM)),
+        compose=reduces(EXACT_SUM))
+    .xfail(**jax_reduce_dtype(("float16", "float32"))).xfail(**JAX_MOMENT_0D),
     Row("std", lambda x, axis: pt.std(x, axis=axis), axis_cases(MOMENTS), FLOATS,
-        compose=reduces(EXACT_SUM)),
+        compose=reduces(EXACT_SUM))
+    .xfail(**jax_reduce_dtype(("float16", "float32"))).xfail(**JAX_MOMENT_0D),
     # Only size-0 operands in graphs: over any element the Python linker's result is wrong
     # (the record below), so graphs check the fused reduction's identity and shapes.
     Row("sum_exp_fused", fused_sum_exp, axis_cases(exact_sums(16)), FLOATS,
         compose=Composes(domains=(ANY,), params=axis_params, shape=keepdims_shape,
                          keep_rank=True, dtypes=FLOATS, accepts=lambda shape: 0 in shape))
-    .xfail(backends=NOT_REFERENCE, blame=Blame.PYTENSOR,
+    .xfail(backends=without_jax(NOT_REFERENCE), blame=Blame.PYTENSOR,
            reason="CAReduce.perform with a fused Composite starts from x[0], not exp(x[0])",
-           match="abs err", when=reduces_something, example=fixed([0.0, 1.0], params=AXIS_NONE)),
+           match="abs err", when=reduces_something, example=fixed([0.0, 1.0], params=AXIS_NONE))
+    .xfail(**JAX_NO_LAX_REDUCER),
     Row("cumsum", lambda x, axis: cumsum(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL,
         compose=scans(EXACT_SUM))
     .xfail(**CUM_DTYPE_BUG)
     .xfail(backends=ORT_BACKENDS, dtypes=("float16",), blame=Blame.ONNXRUNTIME,
            reason="CumSum on float16 accumulates in float32: float16 overflow and rounding differ",
-           match="abs err", example=fixed([65504, 65504, -65504], params=AXIS_NONE)),
+           match="abs err", example=fixed([65504, 65504, -65504], params=AXIS_NONE))
+    .xfail(**on_jax(CUM_DTYPE_BUG, dtypes=NARROW_INTS)),
     Row("cumprod", lambda x, axis: cumprod(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL,
         compose=scans(EXACT_PROD))
-    .xfail(**CUM_DTYPE_BUG),
+    .xfail(**CUM_DTYPE_BUG).xfail(**on_jax(CUM_DTYPE_BUG, dtypes=NARROW_INTS)),
 ]

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from conformance.registry import Case, Composes, Row
 from conformance.strategies.cases import elemwise, reduction
+from conformance.strategies.composing import axis_params, keepdims_shape, reduced_axes
 from conformance.strategies.shapes import broadcast_shapes
 from conformance.strategies.values import ANY, Domain, arrays
 
@@ -60,70 +61,20 @@ def composable(row: Row) -> bool:
     return node_spec(row) is not None
 
 
-def _reduced(shape: tuple, axis) -> set[int]:
-    if axis is None:
-        return set(range(len(shape)))
-    return {a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis)}
-
-
-def axis_params(shape: tuple):
-    """An ``axis`` param for an operand of ``shape``: None, one axis (maybe negative) or a
-    pair, as reduction(...) draws them."""
-    return st.sampled_from(reduction.axis_choices(len(shape))).map(lambda a: (("axis", a),))
-
-
-def keepdims_shape(shapes: Sequence[tuple], params: dict) -> tuple:
-    """The shape of a reduction over ``params["axis"]`` with its axes kept."""
-    (shape,) = shapes
-    gone = _reduced(shape, params.get("axis"))
-    return tuple(1 if i in gone else n for i, n in enumerate(shape))
-
-
-def nonempty_axis_params(shape: tuple):
-    """An ``axis`` param (None, one axis or a pair) whose reduced axes all have elements:
-    for rows that raise, or differ, on an empty reduction (accepts=has_nonempty_axis)."""
-    choices = [a for a in reduction.axis_choices(len(shape))
-               if all(shape[i] for i in _reduced(shape, a))]
-    return st.sampled_from(choices).map(lambda a: (("axis", a),))
-
-
-def has_nonempty_axis(shape: tuple) -> bool:
-    return any(shape)
-
-
-def single_axis_params(shape: tuple):
-    """An ``axis`` param that is None or one axis (sort, softmax, cumsum)."""
-    return st.sampled_from([None, *range(-len(shape), len(shape))]).map(
-        lambda a: (("axis", a),))
-
-
-def well_conditioned(lo: float, hi: float) -> Composes:
-    """How a steep one-operand row composes: its operand kept in [lo, hi], where the op
-    magnifies an error already in its operand by a small factor only. Backends may round an
-    earlier node one ulp apart, each within its row's tolerance; tan, exp or gamma of a large
-    argument would turn that into a difference far above their own tolerance, which says
-    nothing about either backend. The row's own tests cover its whole domain."""
-    return Composes(domains=(Domain(lo, hi, allow_nan=False, allow_inf=False),))
-
-
-def same_or_flat_shape(shapes: Sequence[tuple], params: dict) -> tuple:
-    """Same shape as the operand, or flattened for ``axis=None`` (sort, cumsum)."""
-    (shape,) = shapes
-    return (int(np.prod(shape)),) if params.get("axis") is None else shape
-
-
-def same_shape(shapes: Sequence[tuple], params: dict) -> tuple:
-    return shapes[0]
-
-
-def _usable(row, spec: Composes, dtype: str, shape: tuple | None) -> bool:
+def _usable(row, spec: Composes, dtype: str, shape: tuple | None,
+            judged: frozenset[str] | None = None) -> bool:
     """A row joins a graph only on dtypes it declares, by default those it supports
-    without any recorded divergence, and on operand shapes it accepts (None: any shape)."""
+    without any recorded divergence on the backends ``judged`` (None: any backend), and on
+    operand shapes it accepts (None: any shape). A record of a backend the run leaves out
+    (JAX's, in the default run) does not keep the row out of the run's graphs."""
     if shape is not None and spec.accepts is not None and not spec.accepts(shape):
         return False
     if spec.dtypes is not None:
         return dtype in spec.dtypes
-    return dtype in row.dtypes and not row.known_for(dtype)
+    records = row.known_for(dtype)
+    if judged is not None:
+        records = [k for k in records if judged.intersection(k.backends)]
+    return dtype in row.dtypes and not records
 
 
 def _guard(var, domain: Domain):
@@ -169,7 +120,7 @@ def apply_node(row, operands, params: tuple):
     if not spec.keep_rank or not operands[0].type.ndim:
         return out
     x = operands[0]
-    return pt.expand_dims(out, tuple(sorted(_reduced((0,) * x.type.ndim,
+    return pt.expand_dims(out, tuple(sorted(reduced_axes((0,) * x.type.ndim,
                                                     dict(params).get("axis")))))
 
 
@@ -269,10 +220,13 @@ class Composer:
         self._source: Callable[[], Sequence[Row]] | None = None
         self.only: tuple[str, ...] = ()
         self.control: tuple[str, ...] = CONTROL
+        #: the backends the run judges (None: all): only their records keep a row out
+        self.judged: frozenset[str] | None = None
 
     def __repr__(self) -> str:
         # part of the canonical-case store's key: a restriction changes every draw
-        return f"Composer(only={self.only!r}, control={self.control!r})"
+        judged = sorted(self.judged) if self.judged is not None else None
+        return f"Composer(only={self.only!r}, control={self.control!r}, judged={judged!r})"
 
     def bind(self, source: Callable[[], Sequence[Row]]) -> None:
         """``source()`` returns every registry row (called lazily, at draw time)."""
@@ -387,18 +341,23 @@ class Composer:
         (default: the restricted set and control kinds)."""
         _validate(min_nodes, max_nodes, max_inputs)
         rows = self.rows(self.only if only is None else tuple(only))
-        if not any(_usable(r, node_spec(r), dtype, None) for r in rows):
+        if not any(_usable(r, node_spec(r), dtype, None, self.judged) for r in rows):
             raise ValueError(f"no composable row supports {dtype} without a recorded "
                              "divergence")
         # rows named here (not by restrict) are exactly the graph's: no control node
         control = self.control if only is None and dtype in CONTROL_DTYPES else ()
         odds = ASKED_ODDS if control and control != CONTROL else CONTROL_ODDS
-        return _graph_cases(dtype, _Rows(rows), min_nodes, max_nodes, max_inputs,
+        drawn = _Rows(rows)
+        drawn.judged = self.judged
+        return _graph_cases(dtype, drawn, min_nodes, max_nodes, max_inputs,
                             control, self, odds)
 
 
 class _Rows(tuple):
-    """The rows a graph strategy draws from, shown by name (Hypothesis prints arguments)."""
+    """The rows a graph strategy draws from, shown by name (Hypothesis prints arguments),
+    and the backends whose records keep a row out (``Composer.judged``)."""
+
+    judged: frozenset[str] | None = None
 
     def __repr__(self) -> str:
         return f"rows({', '.join(r.name for r in self)})"
@@ -454,8 +413,10 @@ def _draw_nodes(draw, rows, specs, pool: list, sizes: list, min_nodes: int, max_
 def _draw_row_node(draw, rows, specs, pool: list, sizes: list):
     from pytensor.scalar import upcast
 
+    judged = getattr(rows, "judged", None)
+
     def usable(row, i):
-        return _usable(row, specs[row.name], pool[i].type.dtype, sizes[i])
+        return _usable(row, specs[row.name], pool[i].type.dtype, sizes[i], judged)
 
     fits = [r for r in rows if any(usable(r, i) for i in range(len(pool)))]
     if not fits:
@@ -471,7 +432,7 @@ def _draw_row_node(draw, rows, specs, pool: list, sizes: list):
     # Mixed operands compute in their upcast dtype, which the row must take as well
     # (int32 & uint64 is a bitwise op on float64).
     common = upcast(*(pool[i].type.dtype for i in operand_ids))
-    if not _usable(row, spec, common, None):
+    if not _usable(row, spec, common, None, judged):
         operand_ids = [operand_ids[0]] * len(operand_ids)
     first = sizes[operand_ids[0]]
     params = draw(spec.params(first)) if spec.params else ()

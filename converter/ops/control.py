@@ -388,10 +388,12 @@ class _Loop:
         state = {}
 
         def written():
+            # PyTensor writes a tap through its input's view of the buffer, whose index wraps
+            # like a read's: only a scan with fewer buffer rows than its taps span (PyTensor
+            # 2.38's rewritten gradient of a zero-step scan) ever wraps
             buf = state["buf"]
-            pos = self._position(buf_len, -low)
             for tap, out in zip(out_taps, lay.out_mit_mot[g], strict=True):
-                where = body.add("Add", [pos, _i64(body, tap)])
+                where = self._position(buf_len, tap - low)
                 where = body.add("Reshape", [where, _i64(body, [1, 1])])
                 value = body.add("Unsqueeze", [body.name_of(out), _i64(body, [0])])
                 buf = body.add("ScatterND", [buf, where, value])
