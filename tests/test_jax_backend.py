@@ -129,3 +129,19 @@ def test_a_subnormal_input_read_as_zero_is_judged_right_and_a_wrong_value_is_not
     (verdict,) = outcome.verdicts
     assert verdict.comparison.ok, verdict.comparison.message
     assert outcome.expected[0][0] != 0, "the reference keeps the subnormal"
+
+
+def test_each_element_may_agree_with_either_reading_of_the_inputs():
+    from conformance.oracle import either_expectation
+
+    f64 = frozenset({"float64"})
+    tol = Tol(rtol=1e-12, atol=0.0)
+    expected, alternative = [np.array([-np.inf, 1.0])], [np.array([np.nan, 2.0])]
+    # element 0 agrees with the inputs read as zeros, element 1 with the inputs as given
+    right = [np.array([np.nan, 1.0])]
+    assert compare(either_expectation(expected, alternative, right, tol, f64), right, tol,
+                   backend="b").ok
+    wrong = [np.array([np.nan, 3.0])]
+    assert not compare(either_expectation(expected, alternative, wrong, tol, f64), wrong, tol,
+                       backend="b").ok
+    assert either_expectation(expected, ValueError("raised"), right, tol, f64) is expected
