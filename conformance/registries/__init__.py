@@ -24,7 +24,7 @@ CATEGORIES = (
 #: set with a fix or a record. The dot family: BLAS and ONNX sum products in other orders.
 SIGNED_ZEROS_PENDING = frozenset({
     "batched_dot", "cholesky_illcond", "dot", "dot22", "dot22scalar", "dot_0d", "dot_nonfinite",
-    "dot_op", "matmul", "solve_illcond", "repeat", "repeat_flat", "repeat_scalar",
+    "dot_op", "matmul", "solve_illcond",
     "cho_solve", "cho_solve_illcond", "cholesky", "det", "det_matrices", "dot_mixed", "einsum",
     "gemm", "gemv", "inv", "inv_illcond", "op_from_graph", "slogdet", "solve",
     "solve_pos", "solve_sym", "solve_triangular", "solve_triangular_illcond",
