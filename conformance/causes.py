@@ -8,6 +8,9 @@ from conformance.jax_records import CAUSES as JAX_CAUSES
 
 #: The bug each declared ``Known.cause`` stands for, as the issue's title states it.
 CAUSES = {
+    "numba-238-nested-scan":
+        "PyTensor 2.38's Numba linker computes a NUMBA-rewritten nested scan wrong: each outer "
+        "step returns its input",
     "reference-gather-elements-64":
         "The ONNX reference evaluator's GatherElements gathers with np.choose, which takes at "
         "most 64 choices: an axis longer than 64 raises ValueError",
@@ -153,8 +156,11 @@ CAUSES = {
         "the Numba backend's advanced indexing checks no bounds: an out-of-range index reads "
         "or writes past the buffer (garbage, heap corruption, a crash) where numpy raises "
         "IndexError",
-    "numba-softmax-int-0d":
-        "PyTensor 2.38's Numba Softmax cannot compile a 0-d integer input (numba "
+    "numba-softmax-0d-nonfinite":
+        "PyTensor's Numba Softmax and LogSoftmax of a 0-d inf or nan give 1 and -0.0, where "
+        "the graph's x - max(x) is nan",
+    "numba-softmax-0d":
+        "PyTensor 2.38's Numba Softmax and LogSoftmax cannot compile a 0-d input (numba "
         "TypingError); 3.x's softmax of elemwise ops and a Max compiles it",
     "numba-softmax-int8-float32":
         "PyTensor 2.38's Softmax of an 8-bit integer is typed int8 but computes floats: "

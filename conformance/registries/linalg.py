@@ -463,7 +463,7 @@ ROWS = [
            blame=Blame.PYTENSOR, cause="numba-det-narrow-int",
            reason="Numba's det of a bool or 8/16-bit integer matrix returns float32 where "
                   "PyTensor declares float64", match=r"out\.dtype=float32",
-           example=fixed([[1]]))
+           versions="pytensor>=3", example=fixed([[1]]))
     .xfail(backends=JAX_BACKENDS, dtypes=SMALL_INTS, blame=Blame.PYTENSOR,
            reason="Det's output type is float32 for small ints but perform returns float64",
            match="dtype=float32, but pytensor-py gives float64", example=fixed([[1, 0], [0, 1]]),
