@@ -68,6 +68,12 @@ def subnormal_intermediate(what: str, example, *, when, dtypes,
 
 #: The JAX backend's root causes, as ``conformance upstream`` titles them (its CAUSES).
 CAUSES = {
+    "jax-mode-unique-0d":
+        "the JAX mode's Unique of a 0-d operand with indices, inverse and counts fails an "
+        "assertion (a float64 output type)",
+    "jax-mode-bool-sum":
+        "the JAX mode sums bools in int64 whatever acc_dtype says: sum([True, True], "
+        "acc_dtype=bool) is 2 where PyTensor's bool accumulator gives 1",
     "jax-elemwise-dtype":
         "the JAX backend returns an Elemwise's result in jax.numpy's dtype, never cast to the "
         "one the graph declares: int32/uint32 (and for true_div narrower) operands of float ops "
@@ -149,7 +155,8 @@ CAUSES = {
         "jax's gammaln is +inf at -inf (as libm's lgamma), where PyTensor's Python Op (scipy) "
         "gives -inf",
     "jax-digamma-zero":
-        "jax's digamma is nan at 0, where PyTensor's Python Op (scipy) gives -inf",
+        "jax's digamma is nan at 0, where PyTensor's Python Op (scipy) gives -inf at +0 and "
+        "+inf at -0",
     "jax-subnormal-intermediate":
         "jax computes with subnormals flushed to zero (its documented FTZ/DAZ mode), so "
         "functions that pass through a subnormal intermediate differ beyond flushing their "

@@ -531,7 +531,13 @@ ROWS = [
            reason="PyTensor's JAX Unique calls jnp.lax_numpy._unique1d, which jax no longer has",
            match="raised AttributeError: module 'jax.numpy' has no attribute 'lax_numpy'",
            when=lambda case: dict(case.params)["axis"] is None,
-           example=example(False, params=(("flags", (False,) * 3), ("axis", None)))),
+           example=example(False, params=(("flags", (False,) * 3), ("axis", None))))
+    .xfail(backends=("pytensor-jax-opt",), blame=Blame.PYTENSOR, cause="jax-mode-unique-0d",
+           reason="the JAX mode's Unique of a 0-d operand with indices, inverse and counts "
+                  "fails an assertion (a float64 output type)",
+           match=r"pytensor-jax-opt raised AssertionError: \(Unique",
+           when=lambda case: case.values[0].ndim == 0,
+           example=example(0, params=(("flags", (True,) * 3), ("axis", None)))),
     Row("unique_axis", unique, uniques(axis_rows=True), ALL)
     .xfail(backends=ORT_BACKENDS, dtypes=dtypes.FLOATS, blame=Blame.ONNXRUNTIME, when=has_nan,
            reason="ONNX Runtime's Unique along an axis merges slices holding nan; numpy.unique "
