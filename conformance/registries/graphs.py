@@ -218,7 +218,8 @@ ROWS = [
                   "records; the JAX mode also folds nodes to 0-d constants, which JAX gets as "
                   "Python scalars of its default dtype)",
            match=DTYPE_DIFFERS, example=jax_dtype_example)
-    .xfail(backends=JAX_BACKENDS, dtypes=("int32", "int64"), blame=Blame.PYTENSOR,
+    # int32 only: XLA keeps int64's wrapped square here (seen on this machine's CPU)
+    .xfail(backends=JAX_BACKENDS, dtypes=("int32",), blame=Blame.PYTENSOR,
            cause="jax-int-overflow-assumed",
            reason="XLA compiles int32/int64 arithmetic as if it cannot overflow: clip(x * x, "
                   "0, 127) of an x whose square wraps negative keeps the wrapped value",
