@@ -15,8 +15,8 @@ import pytest
 
 from conformance import upstream, upstream_script
 from conformance.cli import main
-from conformance.registries import all_rows
-from conformance.registry import JAX_BACKENDS, Blame, Known, row_named
+from conformance.registries import all_rows, row_named
+from conformance.registry import JAX_BACKENDS, Blame, Known
 from conformance.report import context, render_report
 
 
