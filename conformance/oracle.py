@@ -6,7 +6,7 @@ a zero of the same sign (IEEE 754 and numpy tell them apart: a later division tu
 opposite infinities). Integers and bools are exact.
 
 Registry rows judge signed zeros (``Row.signed_zeros``) except those still in
-``conformance.registries.SIGNED_ZEROS_PENDING``.
+a registry module's ``SIGNED_ZEROS_PENDING``.
 
 A backend that may flush subnormals of some dtypes to zero by design (``flushes_subnormals``,
 a backend's declared semantics) is compared with the subnormal results of those dtypes read as

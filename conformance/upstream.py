@@ -141,6 +141,15 @@ class Repro:
     onnx_ops: tuple[str, ...] = ()
     pytensor_ops: tuple[str, ...] = ()
 
+    @property
+    def signed_zeros(self) -> bool:
+        """Whether the script tells -0.0 from 0.0, as the harness does: where the row judges
+        zero signs and neither side declares them meaningless (Numba's fast-math)."""
+        from conformance.backends import BACKENDS
+
+        return (self.cell.row.judges_zero_signs(self.case)
+                and all(BACKENDS[b].semantics.signed_zeros for b in (self.faulty, self.right)))
+
 
 @dataclass
 class RootCause:
@@ -180,12 +189,15 @@ class RootCause:
 
 def registry_cells(rows: Iterable[Row], opset: int) -> list[Cell]:
     """Every upstream record's dtypes at ``opset``."""
-    cells = []
-    for row in rows:
-        for i, known in enumerate(row.known):
-            if known.blame in UPSTREAM:
-                cells += [Cell(row, i, d, opset) for d in row.dtypes if known.applies(d)]
-    return cells
+    from conformance.backends import BACKENDS
+
+    def shown(known: Known, dtype: str) -> bool:
+        """A dtype every backend of the record declines by design has nothing to show."""
+        return known.applies(dtype) and any(dtype not in BACKENDS[b].semantics.declines
+                                            for b in known.backends)
+
+    return [Cell(row, i, d, opset) for row in rows for i, known in enumerate(row.known)
+            if known.blame in UPSTREAM for d in row.dtypes if shown(known, d)]
 
 
 def results_cells(doc: dict, rows: Iterable[Row]) -> tuple[list[Cell], list[str]]:
@@ -294,11 +306,11 @@ def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
     values = {"pytensor-py": outcome.expected, **outcome.actual}
     expected, actual = values[right], values[faulty]
     tol = tolerance_for(spec, expected, outcome.graph)
+    repro = Repro(cell, case, faulty, right, expected, actual, tol, False, "", "")
     # the script's own comparison, so that "shown" here is the script's exit status
     problem = script.differs(_plain(expected), _plain(actual), tol.rtol, tol.atol,
-                             cell.row.compare_values, cell.row.judges_zero_signs(case))
-    repro = Repro(cell, case, faulty, right, expected, actual, tol, problem is not None,
-                  problem or "", "")
+                             cell.row.compare_values, repro.signed_zeros)
+    repro.shown, repro.message = problem is not None, problem or ""
     repro.code = _entry(repro, outcome.graph, BACKENDS[faulty])
     return repro
 
@@ -342,7 +354,7 @@ def _entry(repro: Repro, graph, backend) -> str:
         f"    inputs={inputs},\n    expected={script.outputs_code(repro.expected)},\n"
         f"    rtol={repro.tol.rtol!r}, atol={repro.tol.atol!r}, "
         f"values={cell.row.compare_values!r}, "
-        f"signed_zeros={cell.row.judges_zero_signs(repro.case)!r},\n"
+        f"signed_zeros={repro.signed_zeros!r},\n"
         f"    run={run}))")
     return "\n".join(lines)
 

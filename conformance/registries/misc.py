@@ -464,6 +464,14 @@ def _fills(offset: bool, accepts) -> Composes:
                     dtypes=ALL)
 
 
+#: Rows whose zero signs are not judged yet: judged, they show a backend's zero with the
+#: other sign, and whose fault each is has not been worked out (issue 25). A row leaves this
+#: set with a fix or a record.
+SIGNED_ZEROS_PENDING = frozenset({
+    "op_from_graph",
+})
+
+
 ROWS = [
     Row("deep_copy", DeepCopyOp(), elemwise(ANY), ALL, compose=True),
     Row("view_op", ViewOp(), elemwise(ANY), ALL, compose=True),

@@ -1,7 +1,7 @@
 """Operands for products: dot, matmul, the BLAS ops, einsum, diagonals and square matrices.
 
 Float operands are drawn from [-1, 1] plus special values (0, -0.0, +-1, nan, +-inf) so that the
-rounding error of a sum of products is bounded a priori (see conformance.registries.linalg for
+rounding error of a sum of products is bounded a priori (see conformance.registries.blas for
 the tolerances that bound gives); integers over their full range, or in [-1, 1] when the
 product is a float.
 """

@@ -1,0 +1,309 @@
+"""Products: dot and its BLAS forms (Dot22, Gemm, Gemv, Ger), batched and Blockwise matmul,
+einsum.
+
+Float operands are drawn from [-1, 1] plus special values (0, -0.0, +-1, nan, +-inf), so
+that the rounding error of a sum of products is bounded a priori: every implementation
+(BLAS, MLAS, numpy, the ONNX reference) sums in its own order, and each result is within
+``roundings * u * sum(|terms|)`` of the exact value (u: the dtype's unit roundoff). Two
+implementations may then differ by twice that, which is the tolerance (see ``rounding``).
+nan/inf propagate through a sum of products the same way in any order. Integer results are
+exact and drawn over the full range, so wrapping products are exercised.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytensor.tensor as pt
+from pytensor.tensor.blas import (
+    BatchedDot,
+    _dot22,
+    _dot22scalar,
+    gemm_no_inplace,
+    gemv_no_inplace,
+    ger,
+)
+from pytensor.tensor.math import Dot
+
+from conformance.jax_records import dtype_differs, elemwise_dtype
+from conformance.registry import (
+    NUMBA_BACKENDS,
+    ORT_BACKENDS,
+    Blame,
+    Case,
+    Composes,
+    Row,
+    Tol,
+)
+from conformance.strategies import ANY, Domain, dtypes, fixed
+from conformance.strategies.products import (
+    MAX_K,
+    blas_operands,
+    dot_operands,
+    einsum_operands,
+    matmul_operands,
+)
+
+FLOATS, ALL = dtypes.FLOATS, dtypes.ALL
+
+
+def rounding(roundings: int, magnitude: float) -> dict[str, Tol]:
+    """Per-float-dtype tolerance for two results that are each within ``roundings * u *
+    magnitude`` of the exact value, ``magnitude`` bounding the sum of |terms|."""
+    return {d: Tol(atol=2 * roundings * magnitude * float(np.finfo(d).eps) / 2) for d in FLOATS}
+
+
+def zero_scales_nonfinite(case: Case) -> bool:
+    """A one-element zero operand and a non-finite other one (numpy.dot's and BLAS's scal
+    path, taken for either operand)."""
+    x, y = case.values
+    return any(a.size == 1 and bool((a == 0).all()) and not np.isfinite(b).all()
+               for a, b in ((x, y), (y, x)))
+
+
+def has_nonfinite(*positions):
+    """True when a float operand at one of ``positions`` holds nan or inf."""
+    return lambda case: any(not np.isfinite(case.values[i]).all() for i in positions)
+
+
+def empty_contraction(i=0, j=1):
+    """True when operands ``i`` and ``j`` share a length-0 contracted axis but their product
+    is not empty."""
+
+    def when(case) -> bool:
+        x, y = case.values[i], case.values[j]
+        cols = y.shape[-1:] if y.ndim >= 2 else ()
+        return x.shape[-1] == 0 and math.prod(x.shape[:-1]) * math.prod(cols) > 0
+
+    return when
+
+
+def empty_batch_broadcast(case) -> bool:
+    """A length-1 batch axis meets a longer or length-0 one while some matrix is empty."""
+    x, y = case.values
+    pairs = zip(x.shape[:-2][::-1], y.shape[:-2][::-1], strict=False)
+    broadcast = any(1 in (a, b) and a != b for a, b in pairs)
+    return broadcast and (x.size == 0 or y.size == 0)
+
+
+def no_term_underflows(case) -> bool:
+    """Whether no term alpha * x_i * y_j of ger's A + alpha * outer(x, y) underflows, in
+    either order of its products. One that does leaves a zero whose sign follows how a
+    backend rounds: OpenBLAS's ger kept the sign of the exact, tiny term (A = 0,
+    alpha = -1e-45, x = 1, y = 0.5 gave -0.0 in float32, as a fused multiply-add does), a
+    product rounded before the add gives +0.0; zero signs are judged on the other cases."""
+    _, alpha, x, y = (np.asarray(v, dtype=np.longdouble) for v in case.values)
+    tiny = np.finfo(case.values[0].dtype).tiny
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 is nan: not an underflow
+        terms = (alpha * x, alpha * y, np.outer(x, y), alpha * np.outer(x, y))
+        return not any(((t != 0) & (abs(t) < tiny)).any() for t in terms)
+
+
+DOT_TOL = rounding(MAX_K, MAX_K)
+
+
+SCALED_TOL = rounding(MAX_K + 2, MAX_K + 1)  # a*dot + b*z with |a|, |b|, |z| <= 1
+
+
+SMALL_INTS = ("bool", "int8", "int16", "uint8", "uint16")
+
+
+INTS = dtypes.INTS
+
+
+UINT_WIDE = ("uint32", "uint64")
+
+
+def ort_empty_contraction(example, i=0, j=1):
+    return {"backends": ORT_BACKENDS, "dtypes": UINT_WIDE, "blame": Blame.ONNXRUNTIME,
+            "reason": "MatMul on uint32/uint64 fails when the contracted axis has length 0",
+            "match": "IsPrimitiveDataType", "when": empty_contraction(i, j), "example": example}
+
+
+# Products in random graphs: whole operands in [-2, 2], so every partial sum of up to 512
+# products (no graph value holds more elements) is exact in any order. Not on float16: ONNX
+# Runtime skips rounding float16 intermediates it computes in float32 (the graph row's
+# record), which the guard's rounding makes a whole unit (exp(exp(x)) rounds to 1 or 2);
+# nor on the dtypes of ort_empty_contraction's record: graph contractions may be empty.
+EXACT_PRODUCTS = Domain(-2, 2, integral=True, allow_nan=False, allow_inf=False)
+
+
+PRODUCT_DTYPES = tuple(d for d in ALL if d not in ("float16", *UINT_WIDE))
+
+
+def _contracts(a: tuple, b: tuple) -> bool:
+    """Whether a vector or matrix ``a`` and a vector or matrix ``b`` make a dot product."""
+    return 1 <= len(a) <= 2 and 1 <= len(b) <= 2 and a[-1] == b[0]
+
+
+def _products(ranks: tuple[int, ...], dtypes: tuple[str, ...]) -> Composes:
+    """A dot product of operands of ``ranks`` (1 or 2); a first operand must make one with
+    itself (a vector or a square matrix), as the graph uses it twice when no other fits."""
+    return Composes(domains=(EXACT_PRODUCTS, EXACT_PRODUCTS),
+                    shape=lambda shapes, params: (*shapes[0][:-1], *shapes[1][1:]),
+                    accepts=lambda a: len(a) in ranks and _contracts(a, a),
+                    pairs=lambda a, b: len(b) in ranks and _contracts(a, b), dtypes=dtypes)
+
+
+def beyond_float32_integers(case) -> bool:
+    """True when an integer product of the operands may leave the integers float32 holds
+    exactly (2**24): the bound of every term times the number of terms."""
+    ints = [v for v in case.values if v.dtype.kind in "iub"]
+    if len(ints) < 2:
+        return False
+    bound = 1
+    for v in ints:
+        bound *= int(np.abs(v.astype(object)).max()) if v.size else 0
+    return bound * max(v.size for v in ints) >= 2**24
+
+
+# PyTensor's Numba Dot (and the BLAS-free contractions built on it) casts integer operands
+# to floats (float32 below 32 bits) and the result back, where numpy multiplies exactly and
+# wraps in the integer dtype.
+NUMBA_INT_DOT = {
+    "backends": NUMBA_BACKENDS, "dtypes": tuple(d for d in INTS if d[-1] != "8"),
+    "blame": Blame.PYTENSOR, "cause": "numba-int-dot-float", "match": "exact match required",
+    "when": beyond_float32_integers,
+    "reason": "Numba's integer dot computes in floating point: products beyond 2**24 (or "
+              "2**53) round, and results the dtype cannot hold do not wrap",
+}
+
+
+NUMBA_INT_BATCHED = {
+    "backends": NUMBA_BACKENDS, "dtypes": ("bool", *INTS), "blame": Blame.PYTENSOR,
+    "cause": "numba-int-batched-dot", "match": "raised TypingError",
+    "reason": "Numba cannot type BatchedDot (and the batched matmul it stands for) of integers",
+}
+
+
+#: Rows whose zero signs are not judged yet: judged, they show a backend's zero with the
+#: other sign, and whose fault each is has not been worked out (issue 25). A row leaves this
+#: set with a fix or a record.
+SIGNED_ZEROS_PENDING = frozenset({
+    "batched_dot", "dot", "dot22", "dot22scalar", "dot_0d", "dot_mixed", "dot_nonfinite", "dot_op",
+    "einsum", "gemm", "gemv", "matmul",
+})
+
+
+ROWS = [
+    Row("dot", pt.dot, dot_operands([(1, 1), (2, 1), (1, 2), (2, 2)]), ALL, tol=DOT_TOL,
+        compose=_products((1, 2), PRODUCT_DTYPES))
+    .xfail(**ort_empty_contraction(fixed(np.ones((2, 0)), np.ones((0, 2)))))
+    .xfail(**NUMBA_INT_DOT, example=lambda d: fixed([[np.iinfo(d).max]], [[513]])(d)),
+    # pt.dot with a 0-d operand is an elementwise Mul (any values): the 0-d operand first.
+    Row("dot_0d", pt.dot, dot_operands([(0, 0), (0, 2), (1, 0)]), ALL, tol=DOT_TOL,
+        compose=Composes(domains=(ANY, ANY), accepts=lambda a: a == (), pairs=lambda a, b: True,
+                         shape=lambda shapes, params: shapes[1]))
+    .xfail(**elemwise_dtype(True, True, dtypes=("bool",),
+                            what="add and mul of 0-d bools (Python's sum and * from an int)"),
+           when=lambda case: all(v.ndim == 0 for v in case.values)),
+    Row("dot_mixed", pt.dot, dot_operands([(2, 2), (1, 2)], mixed=True), ALL, tol=DOT_TOL)
+    .xfail(**{**NUMBA_INT_DOT, "dtypes": ("int16", "int32")},
+           example=lambda d: Case((np.asarray([[np.iinfo(d).max]], d),
+                                   np.asarray([[65535 if d == "int16" else 4194305]], "u" + d)),
+                                  ((None, None), (None, None)))),
+    Row("dot_op", Dot(), dot_operands([(2, 2)]), ALL, tol=DOT_TOL,
+        compose=_products((2,), PRODUCT_DTYPES))
+    .xfail(**ort_empty_contraction(fixed(np.ones((2, 0)), np.ones((0, 2)))))
+    .xfail(**NUMBA_INT_DOT, example=lambda d: fixed([[np.iinfo(d).max]], [[513]])(d)),
+    Row("dot_nonfinite", pt.dot, dot_operands([(2, 2)], values="any"), FLOATS, tol=DOT_TOL)
+    .xfail(backends=("onnx-reference",), dtypes=("float32", "float64"), blame=Blame.ONNX_REFERENCE,
+           cause="numpy-dot-scal-zero",
+           reason="MatMul is numpy.dot, which scales by a 1x1 operand with BLAS scal: "
+                  "0 times nan or inf gives 0",
+           match="out.*=0\\.0 but pytensor-py=(nan|-?inf)", when=zero_scales_nonfinite,
+           example=fixed([[0.0]], [[np.nan, np.inf]]))
+    .xfail(backends=("pytensor-c-opt",), dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
+           reason="the default rewrites make the product a BLAS Dot22, which gives 0 for a 1x1 "
+                  "0 times nan or inf",
+           match="out.*=0\\.0 but pytensor-py=(nan|-?inf)", when=zero_scales_nonfinite,
+           example=fixed([[0.0]], [[np.nan, np.inf]])),
+    # Graphs give it matrices only, so the batch-broadcast record cannot show.
+    Row("matmul", pt.matmul, matmul_operands, ALL, tol=DOT_TOL,
+        compose=_products((2,), PRODUCT_DTYPES))
+    .xfail(backends=ORT_BACKENDS, blame=Blame.ONNXRUNTIME,
+           reason="MatMul mis-broadcasts a length-1 batch axis when a matrix is empty",
+           match="shape=|cannot broadcast", when=empty_batch_broadcast,
+           example=fixed(np.ones((1, 0, 0)), np.ones((0, 0, 0)),
+                         static=((1, None, None), (None, None, None))),
+           versions="onnxruntime<1.32")
+    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
+           reason="the default rewrites reshape an empty batch with a -1 for a Dot22, which "
+                  "numpy and ONNX Reshape refuse (cannot reshape array of size 0)",
+           match="raised (ValueError: cannot reshape array of size 0|Fail: .*Reshape node)",
+           when=lambda case: any(v.size == 0 for v in case.values),
+           example=fixed(np.ones((1, 0, 0)), np.ones((0, 0, 0)),
+                         static=((1, None, None), (None, None, None))))
+    .xfail(backends=("onnxruntime-rewritten",), dtypes=UINT_WIDE, blame=Blame.ONNXRUNTIME,
+           reason="MatMul on uint32/uint64 operands of an empty batch fails a type check in "
+                  "the kernel (Tensor::MutableData<int or long>)",
+           match="MutableData", when=lambda case: any(v.size == 0 for v in case.values),
+           example=fixed(np.ones((1, 1, 0)), np.ones((0, 0, 0)),
+                         static=((1, None, None), (None, None, None))))
+    .xfail(**ort_empty_contraction(fixed(np.ones((1, 2, 0)), np.ones((1, 0, 2)))))
+    .xfail(backends=("pytensor-numba-opt",), blame=Blame.PYTENSOR, cause="numba-int-batched-dot",
+           dtypes=("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
+           reason="the NUMBA mode makes an integer matmul with unknown batch axes a BatchedDot, "
+                  "which Numba cannot type", match="raised TypingError",
+           example=fixed(np.ones((1, 1, 1)), np.ones((1, 1, 1))))
+    .xfail(backends=("pytensor-numba-opt",), blame=Blame.PYTENSOR, cause="numba-matmul-batched",
+           reason="the NUMBA mode reshapes an empty broadcast batch with -1, which Numba "
+                  "refuses (total size of new array must be unchanged)",
+           match="raised ValueError: total size of new array",
+           when=lambda case: any(v.size == 0 for v in case.values),
+           example=fixed(np.ones((1, 1, 1, 0)), np.ones((1, 1, 0, 1)),
+                         static=((None, 1, None, None), (1, None, None, None))))
+    .xfail(**NUMBA_INT_DOT,
+           example=lambda d: fixed([[[[np.iinfo(d).max]]]], [[[[513]]]],
+                                   static=((None, 1, None, None), (1, None, None, None)))(d))
+    .xfail(backends=("pytensor-jax-opt",), blame=Blame.PYTENSOR,
+           cause="jax-reshape-minus-one-empty",
+           reason="the JAX mode reshapes an empty broadcast batch with a -1 for a dot, and "
+                  "jnp.reshape divides by the zero size (ZeroDivisionError)",
+           match="raised ZeroDivisionError",
+           when=lambda case: any(v.size == 0 for v in case.values),
+           example=fixed(np.ones((1, 0, 0)), np.ones((0, 0, 0)),
+                         static=((1, None, None), (None, None, None)))),
+    Row("batched_dot", BatchedDot(), blas_operands("batched"), ALL, tol=DOT_TOL)
+    .xfail(**ort_empty_contraction(fixed(np.ones((1, 2, 0)), np.ones((1, 0, 2)))))
+    .xfail(**NUMBA_INT_BATCHED, example=fixed(np.ones((1, 1, 1)), np.ones((1, 1, 1)))),
+    # Graph operands are finite, so the record (nan and inf) cannot show.
+    Row("dot22", _dot22, blas_operands("dot22"), FLOATS, tol=DOT_TOL,
+        compose=_products((2,), ("float32", "float64")))
+    .xfail(backends=ORT_BACKENDS, dtypes=("float32", "float64"), blame=Blame.PYTENSOR,
+           reason="Dot22 uses np.dot, whose BLAS call drops 0 * nan and 0 * inf (gives 0)",
+           match=r"=nan but pytensor-py=", when=has_nonfinite(0, 1),
+           example=fixed([[0.0]], [[math.nan, math.nan]])),
+    Row("dot22scalar", _dot22scalar, blas_operands("dot22scalar"), FLOATS,
+        tol=rounding(MAX_K + 1, MAX_K)),
+    Row("gemm", gemm_no_inplace, blas_operands("gemm"), FLOATS, tol=SCALED_TOL),
+    Row("gemv", gemv_no_inplace, blas_operands("gemv"), ALL, tol=SCALED_TOL)
+    .xfail(**ort_empty_contraction(fixed(np.ones(2), 1, np.ones((2, 0)), np.ones(0), 1), 2, 3)),
+    Row("ger", ger, blas_operands("ger"), ("float32", "float64"), tol=rounding(3, 2),
+        signed_zeros=no_term_underflows),
+    Row("einsum", lambda *xs, subscripts: pt.einsum(subscripts, *xs), einsum_operands, ALL,
+        tol=rounding(9, 9))
+    .xfail(**{**ort_empty_contraction(fixed(np.ones((2, 0)), np.ones((0, 2)),
+                                            params=[("subscripts", "ij,jk->ik")])),
+              "when": lambda case: "," in dict(case.params)["subscripts"]
+              and any(v.size == 0 for v in case.values)})
+    .xfail(backends=ORT_BACKENDS, dtypes=("int64", "uint64"), blame=Blame.ONNXRUNTIME,
+           reason="ReduceSum on int64 (uint64 runs on it) loses low bits of values beyond 2**53 "
+                  "(inlined ii->i, ij->)",
+           match="exact match required",
+           when=lambda case: "," not in dict(case.params)["subscripts"],
+           example=fixed([[2**63 - 2]], params=[("subscripts", "ii->i")]),
+           cause="reducesum-int64-low-bits")
+    .xfail(**NUMBA_INT_DOT,
+           example=lambda d: fixed([[np.iinfo(d).max]], [[513]],
+                                   params=[("subscripts", "ij,ij->")])(d))
+    .xfail(**{**NUMBA_INT_BATCHED, "dtypes": ("uint32",)},
+           example=fixed(np.ones((1, 1, 1)), np.ones((1, 1, 1)),
+                         params=[("subscripts", "bij,bjk->bik")]))
+    .xfail(**dtype_differs(fixed([[1]], params=[("subscripts", "ii->i")]),
+                           ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32",
+                            "float16", "float32"), cause="jax-careduce-dtype",
+                           reason="JAX returns a reduction in its accumulator's dtype (an operand "
+                                  "reduced over no axis as it is), not the graph's")),
+]
