@@ -45,6 +45,24 @@ MAX_JUDGED_ELEMENTS = 256
 CAUSE_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
+def _operand_classes(v: np.ndarray) -> set[str]:
+    """The value classes one operand holds."""
+    found = set()
+    if v.ndim == 0:
+        found.add("0-d")
+    if v.size == 0:
+        found.add("empty")
+    if v.dtype.kind == "f" and v.size:
+        if not np.isfinite(v).all():
+            found.add("nan/inf")
+        finite = v[np.isfinite(v)]
+        if (np.abs(finite - np.trunc(finite)) == 0.5).any():
+            found.add("ties")
+        if (np.signbit(finite) & (finite == 0)).any():
+            found.add("-0.0")
+    return found
+
+
 @dataclass(frozen=True)
 class Case:
     """One concrete input set: the arrays, the static shapes the symbolic inputs are given
@@ -60,24 +78,22 @@ class Case:
         return (self.params, types)
 
     def value_classes(self) -> list[str]:
-        """Which interesting classes of input this case covers (for coverage reporting)."""
+        """Which interesting classes of input this case covers (for coverage reporting): the
+        case's own (any operand 0-d, empty, broadcast, nan/inf, ties, -0.0) and, where it has
+        several operands, each operand's as ``"<class> (x<i>)"`` (with ``"float (x<i>)"`` for a
+        float operand, so that a report can tell "never drew nan" from "cannot hold one")."""
         classes = set()
         ranks = {v.ndim for v in self.values}
-        if 0 in ranks:
-            classes.add("0-d")
-        if any(v.size == 0 for v in self.values):
-            classes.add("empty")
         if len(ranks) > 1 or any(1 in s for s in self.static):
             classes.add("broadcast")
-        for v in self.values:
-            if v.dtype.kind == "f" and v.size:
-                if not np.isfinite(v).all():
-                    classes.add("nan/inf")
-                finite = v[np.isfinite(v)]
-                if (np.abs(finite - np.trunc(finite)) == 0.5).any():
-                    classes.add("ties")
-                if (np.signbit(finite) & (finite == 0)).any():
-                    classes.add("-0.0")
+        several = len(self.values) > 1
+        for i, v in enumerate(self.values):
+            found = _operand_classes(v)
+            classes.update(found)
+            if several:
+                classes.update(f"{c} (x{i})" for c in found)
+                if v.dtype.kind == "f":
+                    classes.add(f"float (x{i})")
         return sorted(classes)
 
     def at_element(self, shape: tuple[int, ...], index: tuple[int, ...]) -> Case | None:

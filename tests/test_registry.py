@@ -69,7 +69,12 @@ def test_tolerance_defaults_per_dtype_and_exact_for_integers():
 
 def test_case_value_classes():
     case = Case((np.array(0.5, "float32"), np.zeros((0, 2), "float32")), ((), (None, 1)))
-    assert case.value_classes() == ["0-d", "broadcast", "empty", "ties"]
+    assert case.value_classes() == ["0-d", "0-d (x0)", "broadcast", "empty", "empty (x1)",
+                                    "float (x0)", "float (x1)", "ties", "ties (x0)"]
+    # one operand: no per-operand names; an integer operand holds no float-only class
+    assert Case((np.array([np.nan, -0.0]),), ((None,),)).value_classes() == ["-0.0", "nan/inf"]
+    mixed = Case((np.array([np.inf]), np.array([0], "int64")), ((None,), (None,)))
+    assert mixed.value_classes() == ["float (x0)", "nan/inf", "nan/inf (x0)"]
 
 
 def test_readme_supported_ops_table_is_current():

@@ -218,3 +218,16 @@ def test_the_smallest_subnormal_error_and_an_infinite_speed_still_render(tmp_pat
     assert svg.bin_range(["1e-324", "1e-322"]) == ["1e-324", "1e-323", "1e-322"]
     assert svg.dot_plot([("exp", {"onnxruntime": float("inf"), "pytensor-c": 2.0})],
                         ["onnxruntime", "pytensor-c"]).count("<circle") == 1
+
+
+def test_coverage_shows_value_classes_per_operand(tmp_path):
+    doc = rich_doc()
+    # a binary op whose first operand drew nan and whose second (a float too) never did
+    doc["tests"][0]["value_classes"] = {"nan/inf": 2, "nan/inf (x0)": 2, "float (x0)": 3,
+                                        "float (x1)": 3, "0-d": 1, "0-d (x1)": 1}
+    html = render_report(doc, tmp_path / "r.html").read_text()
+    row = html.split('id="coverage"')[1].split("<td>exp</td>")[1].split("</tr>")[0]
+    assert "x0 2" in row and "x1 never" in row and "x0 never" in row and "x1 1" in row
+    # an op of one operand shows no breakdown
+    log = html.split('id="coverage"')[1].split("<td>log</td>")[1].split("</tr>")[0]
+    assert "x0" not in log

@@ -3,6 +3,7 @@ summary, run settings, error distributions, coverage, speed and trend."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter, defaultdict
 
@@ -119,6 +120,20 @@ def error_plots(doc: dict, backends: list[str], metric: str = "ulp") -> dict:
     return {"metric": metric, "plots": plots, "exact": exact}
 
 
+def _per_operand(classes: Counter) -> dict[str, list[tuple[int, int]]]:
+    """Per value class, (operand, examples that drew it there) for each operand that can
+    hold it (a float-only class skips operands never a float), for ops whose cases have
+    several operands (``Case.value_classes`` names them ``"<class> (x<i>)"``)."""
+    found = [re.fullmatch(r"(.+) \(x(\d+)\)", key) for key in classes]
+    operands = 1 + max((int(m.group(2)) for m in found if m), default=-1)
+    if operands < 2:
+        return {}
+    floats = [classes.get(f"float (x{i})", 0) > 0 for i in range(operands)]
+    return {c: [(i, classes.get(f"{c} (x{i})", 0)) for i in range(operands)
+                if c not in FLOAT_ONLY or floats[i]]
+            for c in VALUE_CLASSES if c != "broadcast"}
+
+
 def coverage(doc: dict, rows: list[dict]) -> dict:
     """The converter coverage lists (when the results carry them) and, per op, how many
     examples its tests ran and which value classes they drew."""
@@ -135,9 +150,13 @@ def coverage(doc: dict, rows: list[dict]) -> dict:
         counts = op["examples"]
         classes = {c: (op["classes"].get(c, 0) if op["floats"] or c not in FLOAT_ONLY else None)
                    for c in VALUE_CLASSES}
-        ops.append({**op, "classes": classes, "min": min(counts),
+        per_operand = _per_operand(op["classes"])
+        missing = [c for c, n in classes.items() if n == 0]
+        missing += [f"{c} (x{i})" for c, counts in per_operand.items()
+                    for i, n in counts if n == 0 and classes[c]]
+        ops.append({**op, "classes": classes, "per_operand": per_operand, "min": min(counts),
                     "median": statistics.median(counts), "max": max(counts),
-                    "missing": [c for c, n in classes.items() if n == 0]})
+                    "missing": missing})
     lists = doc.get("coverage") or {}
     graph_rows: Counter = Counter()
     for test in doc["tests"]:
