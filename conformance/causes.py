@@ -157,8 +157,8 @@ CAUSES = {
         "or writes past the buffer (garbage, heap corruption, a crash) where numpy raises "
         "IndexError",
     "numba-softmax-0d-nonfinite":
-        "PyTensor's Numba Softmax and LogSoftmax of a 0-d inf or nan give 1 and -0.0, where "
-        "the graph's x - max(x) is nan",
+        "PyTensor's Numba Softmax and LogSoftmax of a 0-d inf or nan give 1 and -0.0 (and "
+        "the softmax gradient 0), where the graph's x - max(x) is nan",
     "numba-softmax-0d":
         "PyTensor 2.38's Numba Softmax and LogSoftmax cannot compile a 0-d input (numba "
         "TypingError); 3.x's softmax of elemwise ops and a Max compiles it",

@@ -342,7 +342,8 @@ class Harness:
                 chosen += [k.example(dtype) for k in spec.row.known_for(dtype)
                            if backend.name in k.backends]
                 if backend.judges_grid:
-                    chosen += grid.grid_cases(spec.row.cases, dtype)
+                    chosen += grid.grid_cases(spec.row.cases, dtype, domains=spec.row.grid,
+                                              base=self._canonical.get(dtype))
                 for case in chosen:
                     cases.setdefault((dtype, case.graph_key()), case)
             self._judged_cases[backend.name] = cases

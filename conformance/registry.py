@@ -269,6 +269,14 @@ class Row:
     #: Whether -0.0 and 0.0 are told apart (see a registry module's SIGNED_ZEROS_PENDING),
     #: or a Case -> bool that says it per case (random graphs: per graph).
     signed_zeros: bool | Callable[[Case], bool] = True
+    #: The special-value grid for rows whose cases are not elemwise(...) or reduction(...):
+    #: a Domain (or a dtype -> Domain function) per leading operand whose elements may take
+    #: any value in it, None for one
+    #: whose values carry structure (a matrix's definiteness); operands after the tuple (indices,
+    #: shapes, however many a case has) are left as drawn. The row's
+    #: canonical case is run again with each such operand holding every special value of
+    #: its dtype in the domain (one operand at a time, the others as drawn).
+    grid: tuple | None = None
 
     def __post_init__(self):
         if not self.name.replace("_", "").isalnum():
@@ -277,6 +285,9 @@ class Row:
         if bad or not self.dtypes:
             raise ValueError(
                 f"Row {self.name!r}: dtypes {bad or '()'} invalid; allowed: {ALL_DTYPES}")
+        if self.grid is not None and (not isinstance(self.grid, tuple) or not any(self.grid)):
+            raise ValueError(f"Row {self.name!r}: grid must be a tuple of a Domain or None per "
+                             f"operand with at least one Domain, got {self.grid!r}")
         if isinstance(self.compose, Composes) and self.compose.dtypes:
             extra = [d for d in self.compose.dtypes if d not in self.dtypes]
             if extra:

@@ -131,7 +131,8 @@ def check(spec: Spec, harness: Harness, session) -> dict:
     explicit = [k.example(spec.dtype) for k in spec.records]
     explicit += [canonical] if canonical is not None else []
     # every special value in each operand, at every opset, whatever the random draws find
-    explicit += grid.grid_cases(spec.row.cases, spec.dtype)
+    explicit += grid.grid_cases(spec.row.cases, spec.dtype, base=canonical,
+                                domains=spec.row.grid)
     # the plainest layouts before any drawn one: a converter refusing the rarer forms would
     # otherwise end the row "unsupported" before they are tried
     explicit += layouts.first_cases(spec.row.cases, spec.dtype)

@@ -174,6 +174,30 @@ def test_factories_without_declared_domains_get_no_grid():
     assert grid_cases(lambda dtype: st.nothing(), "float32") == []
 
 
+def test_a_declared_grid_fills_each_operand_of_the_canonical_case_in_turn():
+    from conformance.registry import Case
+    from conformance.strategies.grid import grid_cases, grid_values
+
+    base = Case((np.zeros((2, 3)), np.array([0, 2], "int64")), ((None, None), (None,)),
+                (("axis", 1),))
+    cases = grid_cases(lambda dtype: st.nothing(), "float64", base=base,
+                       domains=(Domain(), None))
+    specials = grid_values("float64", Domain())
+    # 6 elements a case: every special value of x in some case, the indices never touched
+    assert len(cases) == -(-len(specials) // 6)
+    seen = {v.tobytes() for c in cases for v in c.values[0].ravel()}
+    assert seen == {v.tobytes() for v in specials}
+    for c in cases:
+        assert c.values[0].shape == (2, 3) and c.values[1].tolist() == [0, 2]
+        assert c.static == base.static and c.params == base.params
+    assert grid_cases(lambda dtype: st.nothing(), "float64", domains=(Domain(), None)) == []
+    assert len(grid_cases(lambda dtype: st.nothing(), "float64", base=base,
+                          domains=(Domain(),))) == len(cases)  # later operands stay
+    with pytest.raises(ValueError, match="2 domains for a case of 1 operands"):
+        grid_cases(lambda dtype: st.nothing(), "float64", base=Case((np.zeros(2),), ((None,),)),
+                   domains=(Domain(), None))
+
+
 def test_a_grid_case_cuts_down_to_one_element():
     from conformance.strategies.grid import element, grid_cases
 

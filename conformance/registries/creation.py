@@ -224,7 +224,7 @@ FILLS = Composes(domains=(ANY, ANY), pairs=lambda a, b: b == () or b == a)
 
 
 ROWS = [
-    Row("alloc", pt.alloc, allocs, dtypes.ALL)
+    Row("alloc", pt.alloc, allocs, dtypes.ALL, grid=(ANY,))
     .xfail(**ALLOC_NEGATIVE_ZERO, example=lambda d: Case((np.asarray(-0.0, d), _i64(2)),
                                                          ((), ()))),
     Row("alloc_empty", lambda *shape, dtype: pt.empty(shape, dtype=dtype), shapes_for,
@@ -248,13 +248,13 @@ ROWS = [
     Row("arange_dtype", _arange_to, aranges_to, dtypes.ALL),
     Row("eye", lambda n, m, k, dtype: pt.eye(n, m, k, dtype=dtype), diagonals, dtypes.ALL),
     Row("tri", _tri, diagonals, dtypes.ALL),
-    Row("tril", pt.tril, triangles, dtypes.ALL, compose=TRIANGLES),
+    Row("tril", pt.tril, triangles, dtypes.ALL, compose=TRIANGLES, grid=(ANY,)),
     # PyTensor builds triu as x * (1 - tri), and refuses 1 - bool.
-    Row("triu", pt.triu, triangles, dtypes.NUMERIC, compose=TRIANGLES),
+    Row("triu", pt.triu, triangles, dtypes.NUMERIC, compose=TRIANGLES, grid=(ANY,)),
     Row("zeros_like", pt.zeros_like, ranks(), dtypes.ALL, compose=LIKES)
     .xfail(**JAX_CONSTANT_DTYPE),
     Row("ones_like", pt.ones_like, ranks(), dtypes.ALL, compose=LIKES)
     .xfail(**JAX_CONSTANT_DTYPE),
-    Row("full_like", pt.full_like, fills, dtypes.ALL, compose=FILLS),
+    Row("full_like", pt.full_like, fills, dtypes.ALL, compose=FILLS, grid=(ANY, ANY)),
     Row("empty_like", pt.empty_like, ranks(), dtypes.ALL, compare_values=False),
 ]

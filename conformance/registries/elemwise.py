@@ -227,23 +227,28 @@ def float32_product_differs(case) -> bool:
         return bool((~((narrow == x * y) | (np.isnan(narrow) & np.isnan(x * y)))).any())
 
 
-def cast_domain(target: str):
-    """Inputs whose cast to ``target`` is defined: float -> integer needs finite values
-    that fit (C and ONNX leave the rest undefined); everything else takes any value."""
+def cast_values(target: str):
+    """The values whose cast to ``target`` is defined, per source dtype: float -> integer needs
+    finite values that fit (C and ONNX leave the rest undefined); the rest takes any value."""
 
-    def factory(dtype: str):
+    def domain(dtype: str) -> Domain:
         src, dst = np.dtype(dtype), np.dtype(target)
         if src.kind != "f" or dst.kind not in "iu":
-            return elemwise(ANY)(dtype)
+            return ANY
         info = np.iinfo(dst)
         # The largest float of src below info.max + 1 (info.min is a power of two, exact);
         # float16 has no 2**32 or 2**64 (inf, whose nextafter is its largest finite value)
         with np.errstate(over="ignore"):
             top = float(np.nextafter(src.type(float(info.max) + 1), src.type(0)))
-        return elemwise(Domain(min_value=float(info.min), max_value=top, allow_nan=False,
-                               allow_inf=False))(dtype)
+        return Domain(min_value=float(info.min), max_value=top, allow_nan=False,
+                      allow_inf=False)
 
-    return factory
+    return domain
+
+
+def cast_domain(target: str):
+    """One operand of the values ``cast_values`` allows."""
+    return lambda dtype: elemwise(cast_values(target)(dtype))(dtype)
 
 
 def out_of_range(target: str):
@@ -278,7 +283,7 @@ def cast_row(target: str) -> Row:
     """Cast to ``target`` from every dtype. PyTensor's Python Cast calls np.int8(x) and the
     like on Python ints, which raises where C (and ONNX) wrap around."""
     row = Row(f"cast_{target}", lambda x: pt.cast(x, target), cast_domain(target), ALL,
-              compose=_cast_graphs(target))
+              compose=_cast_graphs(target), grid=(cast_values(target),))
     if np.dtype(target).kind not in "iu":
         return row
     info = np.iinfo(target)
@@ -410,11 +415,11 @@ ROWS = [
     *(cast_row(target) for target in ALL),
     # Mixed operand dtypes: the row's dtype is the second operand's.
     Row("add_int8_and", pt.add, mixed("int8", ANY, ANY), FLOATS,
-        compose=mixed_graphs("int8", 2)),
+        compose=mixed_graphs("int8", 2), grid=(ANY, ANY)),
     # Graphs choose a row by operand 0, which the cast replaces: operand 1 is cast to float64
     # too, or a float32 one would show the C record below.
     Row("mul_int32_and", pt.mul, mixed("int32", ANY, ANY), FLOATS,
-        compose=mixed_graphs("int32", 2, dtypes=("float64",), others="float64"))
+        compose=mixed_graphs("int32", 2, dtypes=("float64",), others="float64"), grid=(ANY, ANY))
     .xfail(backends=C_BACKENDS, dtypes=("float32",), blame=Blame.PYTENSOR,
            reason="C multiplies int32 by float32 in float32, not in the float64 result dtype",
            match="abs err", when=float32_product_differs,
@@ -424,27 +429,27 @@ ROWS = [
                            reason="JAX returns jax.numpy's dtype for int32 times a float16 or "
                                   "float32 (the float's), not the graph's float64")),
     Row("sub_uint8_and", pt.sub, mixed("uint8", ANY, ANY), dtypes.SIGNED,
-        compose=mixed_graphs("uint8", 2)),
+        compose=mixed_graphs("uint8", 2), grid=(ANY, ANY)),
     Row("true_div_int16_and", pt.true_div, mixed("int16", ANY, ANY), ("uint8", "float32"),
-        compose=mixed_graphs("int16", 2))
+        compose=mixed_graphs("int16", 2), grid=(ANY, ANY))
     .xfail(**NUMBA_DIVIDES_IN_FLOAT32, dtypes=("uint8",), when=rounds_as_float32(np.true_divide),
            example=fixed_mixed("int16", [1], [3]))
     .xfail(**int_to_float32(fixed_mixed("int16", [1], [3]), dtypes=("uint8",))),
     Row("maximum_uint8_and", pt.maximum, mixed("uint8", ANY, ANY), ("int8", "float16"),
-        compose=mixed_graphs("uint8", 2))
+        compose=mixed_graphs("uint8", 2), grid=(ANY, ANY))
     .xfail(**{**ORT_MINMAX_ZERO, "example": fixed_mixed("uint8", 0, -0.0)}),
     # The guard clips a uint8 or uint32 operand 0 into [0, 127]: no negative int8 meets a
     # uint32, so the C record below cannot show.
     Row("lt_int8_and", pt.lt, mixed("int8", ANY, ANY), ("uint8", "uint32", "float32"),
-        compose=mixed_graphs("int8", 2, dtypes=("uint8", "uint32", "float32")))
+        compose=mixed_graphs("int8", 2, dtypes=("uint8", "uint32", "float32")), grid=(ANY, ANY))
     .xfail(backends=C_BACKENDS, dtypes=("uint32",), blame=Blame.PYTENSOR,
            reason="C compares int8 with uint32 as unsigned (C's promotion), not as int64",
            match="exact match required", when=lambda case: bool((case.values[0] < 0).any()),
            example=fixed_mixed("int8", -1, 0)),
     Row("eq_bool_and", pt.eq, mixed("bool", ANY, ANY), ("int8", "float64"),
-        compose=mixed_graphs("bool", 2)),
+        compose=mixed_graphs("bool", 2), grid=(ANY, ANY)),
     Row("switch_int8_cond", pt.switch, mixed("int8", ANY, ANY, ANY), ("float32",),
-        compose=mixed_graphs("int8", 3))
+        compose=mixed_graphs("int8", 3), grid=(ANY, ANY, ANY))
     .xfail(**{**ORT_WHERE_ZERO_SIGN, "dtypes": ("float32",)},
            example=fixed_mixed("int8", 0, 0.0, -0.0)),
 ]

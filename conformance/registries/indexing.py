@@ -19,7 +19,7 @@ from conformance.registry import (
     Case,
     Row,
 )
-from conformance.strategies import dtypes
+from conformance.strategies import ANY, dtypes
 from conformance.strategies.subtensors import (
     ADVANCED_CASES,
     ADVANCED_GETS,
@@ -181,10 +181,10 @@ def mask_mismatch(case: Case) -> bool:
 
 
 ROWS = [
-    Row("subtensor", get, basics(inputs=True), ALL, compose=BASIC_GETS),
-    Row("subtensor_const", get, basics(inputs=False), ALL, compose=BASIC_CONST_GETS),
-    Row("advanced_subtensor1", get1, ARRAY1_CASES, ALL, compose=ARRAY1_GETS),
-    Row("advanced_subtensor", get, ADVANCED_CASES, ALL, compose=ADVANCED_GETS)
+    Row("subtensor", get, basics(inputs=True), ALL, compose=BASIC_GETS, grid=(ANY,)),
+    Row("subtensor_const", get, basics(inputs=False), ALL, compose=BASIC_CONST_GETS, grid=(ANY,)),
+    Row("advanced_subtensor1", get1, ARRAY1_CASES, ALL, compose=ARRAY1_GETS, grid=(ANY,)),
+    Row("advanced_subtensor", get, ADVANCED_CASES, ALL, compose=ADVANCED_GETS, grid=(ANY,))
     .xfail(backends=ONNX_BACKENDS, blame=Blame.CONVERTER,
            reason="semantic gap: PyTensor raises on a mask shaped unlike the axes it indexes; "
                   "ONNX cannot raise, so the model returns a selection",
@@ -196,12 +196,16 @@ ROWS = [
                   "where PyTensor's Python and C raise",
            match="returned .* but pytensor-py raised IndexError: boolean index did not match",
            when=mask_mismatch, example=example([1, 2, 3], [True, False], index="B1")),
-    Row("set_subtensor", set_, basics(inputs=True, setter=True), ALL, compose=BASIC_SETS),
-    Row("inc_subtensor", inc, basics(inputs=True, setter=True), ALL, compose=BASIC_SETS)
+    Row("set_subtensor", set_, basics(inputs=True, setter=True), ALL, compose=BASIC_SETS,
+        grid=(ANY, ANY)),
+    Row("inc_subtensor", inc, basics(inputs=True, setter=True), ALL, compose=BASIC_SETS,
+        grid=(ANY, ANY))
     .xfail(**JAX_INC_BOOL, example=example([False], np.int64(0), y=True, index="i")),
-    Row("advanced_set_subtensor1", set1, ARRAY1_SET_CASES, ALL, compose=ARRAY1_SETS)
+    Row("advanced_set_subtensor1", set1, ARRAY1_SET_CASES, ALL, compose=ARRAY1_SETS,
+        grid=(ANY, ANY))
     .xfail(**SPURIOUS_BROADCAST_ERROR, example=example([[0], [1]], [0, 1], y=[1], index="I1")),
-    Row("advanced_inc_subtensor1", inc1, ARRAY1_SET_CASES, ALL, compose=ARRAY1_SETS)
+    Row("advanced_inc_subtensor1", inc1, ARRAY1_SET_CASES, ALL, compose=ARRAY1_SETS,
+        grid=(ANY, ANY))
     .xfail(**SPURIOUS_BROADCAST_ERROR, example=example([[0], [1]], [0, 1], y=[1], index="I1"))
     .xfail(backends=C_BACKENDS, dtypes=("bool",), blame=Blame.PYTENSOR,
            reason="C AdvancedIncSubtensor1 adds a repeated index's bools as bytes, so "
@@ -209,13 +213,15 @@ ROWS = [
            match=r"holds the byte \d+, not a bool",
            example=example([False], [True, True], [0, 0], index="I1"))
     .xfail(**JAX_INC_BOOL, example=example([False], [0], y=[True], index="I1")),
-    Row("advanced_set_subtensor", set_, ADVANCED_SET_CASES, ALL, compose=ADVANCED_SETS)
+    Row("advanced_set_subtensor", set_, ADVANCED_SET_CASES, ALL, compose=ADVANCED_SETS,
+        grid=(ANY, ANY))
     .xfail(**C_OPT_FLOAT16_BROADCAST)
     .xfail(**C_OPT_ROWS_BROADCAST)
     .xfail(**JAX_OPT_BROADCAST)
     .xfail(**JAX_MASK_SET, example=example(np.zeros((0, 0, 1)), np.zeros(0, bool), y=0,
                                            index="B1, :")),
-    Row("advanced_inc_subtensor", inc, ADVANCED_SET_CASES, ALL, compose=ADVANCED_SETS)
+    Row("advanced_inc_subtensor", inc, ADVANCED_SET_CASES, ALL, compose=ADVANCED_SETS,
+        grid=(ANY, ANY))
     .xfail(backends=("pytensor-c-opt",), dtypes=("bool",), blame=Blame.PYTENSOR,
            reason="the inplace C AdvancedIncSubtensor adds a repeated index's bools as bytes, "
                   "so True + True is stored as the byte 2",
@@ -228,7 +234,7 @@ ROWS = [
                                            index="B2, :"))
     .xfail(**JAX_INC_BOOL, example=example([False], [[0]], y=[[True]], index="I2")),
     Row("advanced_inc_subtensor_last", inc_last, ADVANCED_SET_CASES, ALL,
-        compose=ADVANCED_SETS)
+        compose=ADVANCED_SETS, grid=(ANY, ANY))
     .xfail(**JAX_MASK_SET, example=example(np.zeros((0, 0, 1)), np.zeros((0, 0), bool), y=0,
                                            index="B2, :"))
     .xfail(**JAX_INC_BOOL, example=example([False], [[0]], y=[[True]], index="I2"))

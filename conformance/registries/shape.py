@@ -328,9 +328,9 @@ JAX_SPLIT_ONE = {
 
 ROWS = [
     Row("dimshuffle", lambda x, order: x.dimshuffle(*order), dimshuffles, dtypes.ALL,
-        compose=DIMSHUFFLES),
+        compose=DIMSHUFFLES, grid=(ANY,)),
     Row("reshape", lambda x, shp, ndim: pt.reshape(x, shp, ndim=ndim), reshapes, dtypes.ALL,
-        compose=RESHAPES)
+        compose=RESHAPES, grid=(ANY,))
     .xfail(backends=ORT_BACKENDS, blame=Blame.CONVERTER,
            reason="semantic gap: PyTensor raises on -1 with a size-0 input, ONNX cannot raise",
            match="but pytensor-py raised ValueError: cannot reshape", when=_ambiguous_reshape,
@@ -340,7 +340,7 @@ ROWS = [
            match="but pytensor-py raised ValueError: cannot reshape", when=_ambiguous_reshape,
            example=_reshape_zeros_by_minus_one),
     Row("reshape_constant", lambda x, target: pt.reshape(x, target), constant_reshapes,
-        dtypes.ALL, compose=FLATTENS),
+        dtypes.ALL, compose=FLATTENS, grid=(ANY,)),
     Row("shape", pt.shape, ranks(), dtypes.ALL, compose=SHAPES)
     .xfail(**dtype_differs(lambda d: Case((np.zeros((), d),), ((),)), dtypes.ALL,
                            cause="jax-shape-0d",
@@ -348,10 +348,12 @@ ROWS = [
                                   "tuple, which becomes a float64 array (the graph: int64)"),
            when=lambda case: case.values[0].ndim == 0),
     Row("shape_i", lambda x, i: Shape_i(i)(x), shape_entries, dtypes.ALL, compose=SHAPE_ENTRIES),
-    Row("specify_shape", _specify_shape, specified_shapes, dtypes.ALL, compose=SPECIFIES),
-    Row("join", lambda *xs, axis: pt.join(axis, *xs), joins, dtypes.ALL, compose=JOINS),
+    Row("specify_shape", _specify_shape, specified_shapes, dtypes.ALL, compose=SPECIFIES,
+        grid=(ANY,)),
+    Row("join", lambda *xs, axis: pt.join(axis, *xs), joins, dtypes.ALL, compose=JOINS,
+        grid=(ANY, ANY)),
     Row("split", lambda x, sizes, axis, n: pt.split(x, sizes, n_splits=n, axis=axis), splits,
-        dtypes.ALL)
+        dtypes.ALL, grid=(ANY,))
     .xfail(backends=("pytensor-numba",), blame=Blame.PYTENSOR, cause="numba-split-one",
            reason="Numba's Split into one part returns the input with a new leading axis",
            match=r"out\.shape=\(1, ", when=lambda case: dict(case.params)["n"] == 1,
@@ -361,7 +363,7 @@ ROWS = [
            example=lambda d: Case((np.zeros((0, 0), d), _i64([0])), ((None, None), (None,)),
                                   (("axis", -1), ("n", 1)))),
     Row("split_constant", lambda x, axis, sizes: pt.split(x, sizes, n_splits=len(sizes), axis=axis),
-        constant_splits, dtypes.ALL)
+        constant_splits, dtypes.ALL, grid=(ANY,))
     .xfail(backends=("pytensor-numba",), blame=Blame.PYTENSOR, cause="numba-split-one",
            reason="Numba's Split into one part returns the input with a new leading axis",
            match=r"out\.shape=\(1, ", when=lambda case: len(dict(case.params)["sizes"]) == 1,
@@ -371,10 +373,10 @@ ROWS = [
            example=lambda d: Case((np.zeros((0, 0), d),), ((None, None),),
                                   (("axis", -1), ("sizes", (0,))))),
     Row("make_vector", _make_vector, scalars(2, companions=MAKE_VECTOR_COMPANIONS),
-        dtypes.ALL, compose=VECTORS_OF_TWO),
+        dtypes.ALL, compose=VECTORS_OF_TWO, grid=(ANY, ANY)),
     Row("scalar_from_tensor", lambda x: pt.tensor_from_scalar(pt.scalar_from_tensor(x)),
-        scalars(1), dtypes.ALL, compose=SCALARS),
-    Row("scalar_add", _scalar_add, scalars(2), dtypes.ALL, compose=SCALAR_PAIRS)
+        scalars(1), dtypes.ALL, compose=SCALARS, grid=(ANY,)),
+    Row("scalar_add", _scalar_add, scalars(2), dtypes.ALL, compose=SCALAR_PAIRS, grid=(ANY, ANY))
     .xfail(backends=without_jax(NOT_REFERENCE), dtypes=dtypes.FLOATS, blame=Blame.PYTENSOR,
            reason="Python scalar Add is sum(inputs), which starts at int 0: -0.0 + -0.0 = 0.0",
            match=r"=-0\.0 but pytensor-py=0\.0 \(sign of zero", example=fixed(-0.0, -0.0),

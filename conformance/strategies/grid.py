@@ -69,9 +69,11 @@ def _operands(dtype, domains) -> tuple[np.ndarray, ...] | None:
                  for vs, i in zip(lists, pairwise([len(v) for v in lists]), strict=True))
 
 
-def grid_cases(factory, dtype: str) -> list[Case]:
-    """The grid cases of a row's case factory at ``dtype``; none for factories that do not
-    declare their operands' domains (their values are the factory's own business)."""
+def grid_cases(factory, dtype: str, *, base: Case | None = None,
+               domains: tuple | None = None) -> list[Case]:
+    """The grid cases of a row's case ``factory`` at ``dtype``: from the domains an
+    elemwise or reduction factory declares, else ``domains`` (the row's ``grid``) filled into
+    ``base`` (the cell's canonical case); none for rows that declare neither."""
     if isinstance(factory, elemwise):
         values = _operands(dtype, factory.domains)
         return [] if values is None else [Case(values, tuple((None,) for _ in values))]
@@ -83,7 +85,33 @@ def grid_cases(factory, dtype: str) -> list[Case]:
         pairs = np.stack(values, axis=-1)
         return [Case((pairs,), ((None, None),), (("axis", -1),)),
                 Case((values[0],), ((None,),), (("axis", None),))]
-    return []
+    if domains is None or base is None:
+        return []
+    return filled(base, domains)
+
+
+def filled(base: Case, domains: tuple) -> list[Case]:
+    """``base`` with each operand that has a domain holding its dtype's grid values in turn
+    (``domains`` covers the leading operands: those after it, indices or shapes, stay),
+    as many cases as its shape needs to hold them all; the other operands, the shapes and the
+    params stay, so the cases share the base's compiled graph."""
+    if len(domains) > len(base.values):
+        raise ValueError(f"grid: {len(domains)} domains for a case of {len(base.values)} "
+                         "operands; give one Domain or None per leading operand")
+    cases = []
+    for i, (value, domain) in enumerate(zip(base.values, domains, strict=False)):
+        if domain is None or value.size == 0 or value.dtype.kind not in "fiu":
+            continue
+        if callable(domain):  # a domain that depends on the operand's dtype
+            domain = domain(str(value.dtype))
+        specials = grid_values(value.dtype, domain)
+        for start in range(0, len(specials), value.size):
+            chunk = np.resize(np.array(specials[start:start + value.size], value.dtype),
+                              value.size)  # the last chunk repeats its values to fill
+            values = list(base.values)
+            values[i] = chunk.reshape(value.shape)
+            cases.append(Case(tuple(values), base.static, base.params))
+    return cases
 
 
 def element(case: Case, index: int) -> Case | None:
