@@ -173,5 +173,9 @@ CAUSES = {
         "PyTensor 2.38's Numba Softmax of 16/32-bit integers computes x - max(x) in a wider "
         "type where its Python code wraps in the input dtype: softmax(int16 [32767, -32768]) "
         "is [1, 0] on Numba, [0.27, 0.73] in Python",
+    "jax-scan-nitsot-buffer":
+        "PyTensor 3's scan_save_mem gives the per-step output read by rows[-2:] a 2-row "
+        "buffer whatever the step count, and the JAX Scan asserts that the trace fills it: "
+        "one step raises AssertionError",
     **JAX_CAUSES,
 }

@@ -16,7 +16,7 @@ from conformance.strategies.graphs import Composer
 
 CATEGORIES = (
     "elemwise", "elemwise_math", "reductions", "nn", "shape", "creation", "indexing", "blas",
-    "linalg", "misc", "graphs", "special", "control",
+    "linalg", "misc", "sets", "graphs", "special", "control",
 )
 
 
