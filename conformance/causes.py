@@ -160,8 +160,8 @@ CAUSES = {
         "PyTensor's Numba Softmax and LogSoftmax of a 0-d inf or nan give 1 and -0.0 (and "
         "the softmax gradient 0), where the graph's x - max(x) is nan",
     "numba-softmax-0d":
-        "PyTensor 2.38's Numba Softmax and LogSoftmax cannot compile a 0-d input (numba "
-        "TypingError); 3.x's softmax of elemwise ops and a Max compiles it",
+        "PyTensor 2.38's Numba Softmax, LogSoftmax and SoftmaxGrad cannot compile a 0-d input "
+        "(numba TypingError); 3.x's softmax of elemwise ops and a Max compiles it",
     "numba-softmax-int8-float32":
         "PyTensor 2.38's Softmax of an 8-bit integer is typed int8 but computes floats: "
         "float32 in its Numba code, float16 in its Python code (numpy's exp of int8)",
