@@ -56,14 +56,19 @@ def _matmul(ctx: Context, a, b, work: str) -> str:
     return ctx.add("Squeeze", [out, _i64(ctx, drop)]) if drop else out
 
 
-def _scaled_unless_zero(ctx: Context, scale: str, y: str, work: str) -> str:
-    """``scale * y``, but 0 when ``scale == 0``: BLAS (and PyTensor's perform) never read
-    ``y`` then, so nan/inf in ``y`` must not propagate. Integers need no guard."""
-    prod = ctx.add("Mul", [scale, y])
+def _plus_scaled(ctx: Context, term: str, scale: str, y: str, work: str) -> str:
+    """``term + scale * y``, but ``term`` itself when ``scale == 0``: BLAS (and PyTensor's
+    perform) never read ``y`` then, so nan/inf in ``y`` must not propagate, and a -0.0
+    ``term`` stays -0.0 (adding a +0.0 would give +0.0). Built as ``term - Where(scale == 0,
+    +0.0, -scale * y)``, ``x - (+0.0)`` being ``x`` for every x: -0.0 cannot come from the
+    Where, as ONNX Runtime's Where turns a -0.0 from its first slot, or from a broadcast
+    scalar, into +0.0. Integers need no guard."""
     if np.dtype(work).kind != "f":
-        return prod
+        return ctx.add("Add", [term, ctx.add("Mul", [scale, y])])
     zero = ctx.constant(np.zeros((), dtype=work))
-    return ctx.add("Where", [ctx.add("Equal", [scale, zero]), zero, prod])
+    scaled = ctx.add("Mul", [ctx.add("Neg", [scale]), y])
+    return ctx.add("Sub", [term, ctx.add("Where", [ctx.add("Equal", [scale, zero]), zero,
+                                                   scaled])])
 
 
 def _unless_zero(ctx: Context, scale: str, term: str, work: str) -> str:
@@ -101,8 +106,7 @@ def _gemm(op, ctx: Context, node):
     z, a, x, y, b = node.inputs
     out = node.outputs[0].type.dtype
     prod = ctx.add("Mul", [_in(ctx, a, out), _matmul(ctx, x, y, out)])
-    return [ctx.add("Add", [_scaled_unless_zero(ctx, _in(ctx, b, out), _in(ctx, z, out), out),
-                            prod])]
+    return [_plus_scaled(ctx, prod, _in(ctx, b, out), _in(ctx, z, out), out)]
 
 
 @convert_op.register(Gemv)
@@ -113,8 +117,7 @@ def _gemv(op, ctx: Context, node):
     out = node.outputs[0].type.dtype
     work = work_dtype(out)
     prod = ctx.add("Mul", [_matmul(ctx, A, x, work), _in(ctx, alpha, work)])
-    res = ctx.add("Add", [prod, _scaled_unless_zero(ctx, _in(ctx, beta, work), _in(ctx, y, work),
-                                                    work)])
+    res = _plus_scaled(ctx, prod, _in(ctx, beta, work), _in(ctx, y, work), work)
     return [ctx.cast(res, work, out)]
 
 
