@@ -3,9 +3,10 @@ SolveTriangular, CholeskySolve, Solve, MatrixInverse, Det (float64) and SLogDet.
 
 Every rule takes ``[..., n, n]`` matrices (a bare core op or a Blockwise over one) and runs
 one ``Loop`` over the n columns whose carried value is the whole batch of matrices; a step
-updates one row or column through masks (``Where``), so batch axes and symbolic n need no
-special case. Unrolling would only apply to static n, which PyTensor types rarely carry
-(the conformance rows have none), so there is one formulation, the one that is tested.
+writes one row or column (``ScatterElements``, values copied with their zero signs), so
+batch axes and symbolic n need no special case. Unrolling would only apply to static n,
+which PyTensor types rarely carry (the conformance rows have none), so there is one
+formulation, the one that is tested.
 Work is in PyTensor's declared output dtype (float32 or float64).
 
 Where LAPACK reports failure PyTensor returns nan for the whole matrix (Cholesky: a pivot
@@ -98,11 +99,25 @@ class _Square:
             "Less" if strict else "LessOrEqual")
         return ctx.add(op, [self.rows, self.idx])
 
-    def diagonal(self, ctx: Context, a: str, work: str) -> str:
-        """``[..., n]`` diagonal of ``a`` (a masked row sum: exact, nan/inf kept)."""
-        eye = ctx.add("Equal", [self.rows, self.idx])
-        picked = ctx.add("Where", [eye, a, _scalar(ctx, 0, work)])
-        return _reduce(ctx, "ReduceSum", picked, -1, self.ndim, keepdims=0)
+    def column_shape(self, ctx: Context) -> str:
+        """The shape ``[..., n, 1]`` of one column of the batch."""
+        rows = ctx.add("Slice", [self.shape, _i64(ctx, [0]), _i64(ctx, [-1])])
+        return ctx.add("Concat", [rows, _i64(ctx, [1])], axis=0)
+
+    def diagonal(self, ctx: Context, a: str) -> str:
+        """``[..., n]`` diagonal of ``a``, gathered: a masked row sum would add +0.0 to a
+        -0.0 entry and return +0.0. (Gathers and scatters take non-negative axes: the ONNX
+        reference compares the other axes' lengths wrongly for a negative one.)"""
+        at = ctx.add("Expand", [self.rows, self.column_shape(ctx)])
+        picked = ctx.add("GatherElements", [a, at], axis=self.ndim - 1)
+        return ctx.add("Squeeze", [picked, _i64(ctx, [-1])])
+
+    def write(self, ctx: Context, x: str, i: str, value: str, shape: str, axis: int) -> str:
+        """``x`` with its row (axis -2) or column (axis -1) ``i`` replaced by ``value`` of
+        shape ``shape``: a scatter copies the values, where ONNX Runtime's ``Where`` returns
+        +0.0 for a -0.0 it selects from its first branch."""
+        at = ctx.add("Expand", [i, shape])
+        return ctx.add("ScatterElements", [x, at, value], axis=axis % self.ndim)
 
 
 def _transpose(ctx: Context, x: str, ndim: int) -> str:
@@ -137,6 +152,7 @@ def cholesky(ctx: Context, a: str, ndim: int, work: str, lower: bool) -> str:
                       value=helper.make_tensor("zero", onnx_dtype(work), [1], [0]))
     ok0 = ctx.add("ConstantOfShape", [sq.batch],
                   value=helper.make_tensor("true", TensorProto.BOOL, [1], [True]))
+    column = sq.column_shape(ctx)
 
     def step(j, carried):
         factor, ok = carried
@@ -146,11 +162,12 @@ def cholesky(ctx: Context, a: str, ndim: int, work: str, lower: bool) -> str:
         pivot = ctx.add("Gather", [col, j], axis=-1)
         ok = ctx.add("And", [ok, ctx.add("Not", [ctx.add("LessOrEqual", [pivot, zero])])])
         root = ctx.add("Unsqueeze", [ctx.add("Sqrt", [pivot]), _i64(ctx, [-1])])
-        below = ctx.add("Where", [ctx.add("Greater", [sq.idx, j]), ctx.add("Div", [col, root]),
-                                  zero])
+        # the quotients come from Where's second branch, which keeps a -0.0 in ONNX Runtime
+        below = ctx.add("Where", [ctx.add("LessOrEqual", [sq.idx, j]), zero,
+                                  ctx.add("Div", [col, root])])
         new = ctx.add("Where", [ctx.add("Equal", [sq.idx, j]), root, below])
         new = ctx.add("Unsqueeze", [new, _i64(ctx, [-1])])
-        return [ctx.add("Where", [ctx.add("Equal", [sq.idx, j]), new, factor]), ok]
+        return [sq.write(ctx, factor, j, new, column, axis=-1), ok]
 
     factor, ok = _loop(ctx, sq.n, [(factor0, work), (ok0, "bool")], step)
     failed = ctx.add("Not", [ctx.add("Unsqueeze", [ok, _i64(ctx, [-1, -2])])])
@@ -167,10 +184,15 @@ def solve_triangular(ctx: Context, a: str, b: str, ndim: int, work: str, *, lowe
     zero = _scalar(ctx, 0, work)
     strict = ctx.add("Where", [sq.triangle(ctx, lower, strict=True), a, zero])
     b = ctx.add("Expand", [b, ctx.add("Concat", [sq.batch, _i64(ctx, [1, 1])], axis=0)])
-    diag = None if unit else sq.diagonal(ctx, a, work)
+    diag = None if unit else sq.diagonal(ctx, a)
     last = ctx.add("Sub", [sq.n, _i64(ctx, 1)])
-    x0 = ctx.add("ConstantOfShape", [ctx.add("Shape", [b])],
+    b_shape = ctx.add("Shape", [b])
+    x0 = ctx.add("ConstantOfShape", [b_shape],
                  value=helper.make_tensor("zero", onnx_dtype(work), [1], [0]))
+    row_shape = ctx.add("Concat", [sq.batch, _i64(ctx, [1]),
+                                   ctx.add("Slice", [b_shape, _i64(ctx, [-1]),
+                                                     _i64(ctx, [np.iinfo(np.int64).max])])],
+                        axis=0)
 
     def step(i, carried):
         (x,) = carried
@@ -183,7 +205,7 @@ def solve_triangular(ctx: Context, a: str, b: str, ndim: int, work: str, *, lowe
             pivot = ctx.add("Unsqueeze", [ctx.add("Gather", [diag, r1], axis=-1),
                                           _i64(ctx, [-1])])
             value = ctx.add("Div", [value, pivot])
-        return [ctx.add("Where", [ctx.add("Equal", [sq.rows, r]), value, x])]
+        return [sq.write(ctx, x, r, value, row_shape, axis=-2)]
 
     (x,) = _loop(ctx, sq.n, [(x0, work)], step)
     if diag is None or not check_singular:
@@ -200,6 +222,7 @@ def eliminate(ctx: Context, a: str, b: str | None, ndim: int, work: str):
     aug = a if b is None else ctx.add("Concat", [a, b], axis=-1)
     sign0 = ctx.add("ConstantOfShape", [sq.batch],
                     value=helper.make_tensor("one", onnx_dtype(work), [1], [1]))
+    aug_shape = ctx.add("Shape", [aug])
 
     def step(k, carried):
         m, sign = carried
@@ -208,13 +231,14 @@ def eliminate(ctx: Context, a: str, b: str | None, ndim: int, work: str):
         size = ctx.add("Where", [free, ctx.add("Abs", [col]), _scalar(ctx, -1, work)])
         p = _reduce(ctx, "ArgMax", size, -1, ndim - 1, keepdims=1,
                     select_last_index=0)  # [..., 1]
-        is_p = ctx.add("Equal", [sq.rows, ctx.add("Unsqueeze", [p, _i64(ctx, [-1])])])
-        is_k = ctx.add("Equal", [sq.rows, k])
+        p2 = ctx.add("Unsqueeze", [p, _i64(ctx, [-1])])  # [..., 1, 1]
+        # rows k and p swapped by gathering (copies keep a -0.0 that a masked sum would not)
+        order = ctx.add("Where", [ctx.add("Equal", [sq.rows, k]), p2,
+                                  ctx.add("Where", [ctx.add("Equal", [sq.rows, p2]), k, sq.rows])])
+        m = ctx.add("GatherElements", [m, ctx.add("Expand", [order, aug_shape])],
+                    axis=ndim - 2)
         k1 = ctx.add("Unsqueeze", [k, _i64(ctx, [0])])
-        row_k = ctx.add("Gather", [m, k1], axis=-2)  # [..., 1, cols]
-        row_p = _reduce(ctx, "ReduceSum", ctx.add("Where", [is_p, m, zero]), -2, ndim,
-                        keepdims=1)
-        m = ctx.add("Where", [is_k, row_p, ctx.add("Where", [is_p, row_k, m])])
+        row_p = ctx.add("Gather", [m, k1], axis=-2)  # [..., 1, cols]: the pivot row
         swapped = ctx.add("Not", [ctx.add("Equal", [ctx.add("Squeeze", [p, _i64(ctx, [-1])]),
                                                      k])])
         sign = ctx.add("Where", [swapped, ctx.add("Neg", [sign]), sign])
@@ -349,7 +373,15 @@ def _matrix_inverse(op, ctx: Context, node):
 def _pivots(ctx: Context, a: str, ndim: int, work: str) -> tuple[str, str]:
     """(diagonal of U ``[..., n]``, permutation sign ``[...]``) of ``a``'s LU."""
     u, _, sign = eliminate(ctx, a, None, ndim, work)
-    return _Square(ctx, a, ndim).diagonal(ctx, u, work), sign
+    return _Square(ctx, a, ndim).diagonal(ctx, u), sign
+
+
+def _det_sign(ctx: Context, diag: str, sign: str, ndim: int, work: str) -> str:
+    """The determinant's sign: the permutation's times the pivots'. numpy's is +0.0 for a
+    singular matrix (getrf's zero pivot), where that product may be -0.0 (a -0.0 pivot, or
+    a zero times -1): adding +0.0 makes it +0.0 and leaves +-1 and nan as they are."""
+    signs = _reduce(ctx, "ReduceProd", ctx.add("Sign", [diag]), -1, ndim - 1, keepdims=0)
+    return ctx.add("Add", [ctx.add("Mul", [sign, signs]), _scalar(ctx, 0, work)])
 
 
 def _det(op, ctx: Context, node):
@@ -359,7 +391,10 @@ def _det(op, ctx: Context, node):
     if work != "float64":
         return [ctx.add("Det", [a])]
     diag, sign = _pivots(ctx, a, ndim, work)
-    return [ctx.add("Mul", [sign, _reduce(ctx, "ReduceProd", diag, -1, ndim - 1, keepdims=0)])]
+    # numpy's sign * exp(logdet): +0.0 when singular, else a product that underflows to a
+    # zero signed as the determinant
+    size = _reduce(ctx, "ReduceProd", ctx.add("Abs", [diag]), -1, ndim - 1, keepdims=0)
+    return [ctx.add("Mul", [_det_sign(ctx, diag, sign, ndim, work), size])]
 
 
 def _slogdet(op, ctx: Context, node):
@@ -367,11 +402,10 @@ def _slogdet(op, ctx: Context, node):
     gives (0, -inf)."""
     a, ndim, work = _single(ctx, node)
     diag, sign = _pivots(ctx, a, ndim, work)
-    signs = _reduce(ctx, "ReduceProd", ctx.add("Sign", [diag]), -1, ndim - 1, keepdims=0)
     logs = _reduce(ctx, "ReduceSum", ctx.add("Log", [ctx.add("Abs", [diag])]), -1, ndim - 1,
                    keepdims=0)
     real = node.outputs[1].type.dtype
-    return [ctx.add("Mul", [sign, signs]), ctx.cast(logs, work, real)]
+    return [_det_sign(ctx, diag, sign, ndim, work), ctx.cast(logs, work, real)]
 
 
 for _op, _rule in ((Cholesky, _cholesky), (SolveTriangular, _solve_triangular),
