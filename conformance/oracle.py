@@ -5,8 +5,8 @@ infinity only matches the same infinity, and, with ``signed_zeros=True``, a zero
 a zero of the same sign (IEEE 754 and numpy tell them apart: a later division turns them into
 opposite infinities). Integers and bools are exact.
 
-Registry rows judge signed zeros (``Row.signed_zeros``) except those still in
-a registry module's ``SIGNED_ZEROS_PENDING``.
+Registry rows judge signed zeros (``Row.signed_zeros``): always, or on the cases where
+IEEE 754 determines them (a predicate).
 
 A backend that may flush subnormals of some dtypes to zero by design (``flushes_subnormals``,
 a backend's declared semantics) is compared with the subnormal results of those dtypes read as

@@ -266,7 +266,7 @@ class Row:
     #: Random graphs may use the row: True for rows whose cases are elemwise(...) or
     #: reduction(...) (their operands say how), else a Composes that says how.
     compose: bool | Composes = False
-    #: Whether -0.0 and 0.0 are told apart (see a registry module's SIGNED_ZEROS_PENDING),
+    #: Whether -0.0 and 0.0 are told apart,
     #: or a Case -> bool that says it per case (random graphs: per graph).
     signed_zeros: bool | Callable[[Case], bool] = True
     #: The special-value grid for rows whose cases are not elemwise(...) or reduction(...):

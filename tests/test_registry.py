@@ -213,3 +213,9 @@ def test_every_row_runs_the_special_value_grid_or_says_why_not():
                if not isinstance(r.cases, elemwise | reduction) and r.grid is None}
     assert without - NO_GRID - GRID_PENDING == set(), "declare the row's grid (Row.grid)"
     assert (NO_GRID | GRID_PENDING) - without == set(), "a listed row has a grid now: unlist it"
+
+
+def test_every_row_judges_zero_signs_on_some_cases():
+    """No row leaves zero signs unjudged outright: a row whose signs IEEE 754 leaves to the
+    order of operations judges them where they are determined (a predicate)."""
+    assert [r.name for r in registries.all_rows() if r.signed_zeros is False] == []

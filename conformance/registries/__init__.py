@@ -33,9 +33,6 @@ def all_rows() -> tuple[Row, ...]:
                     f"{category!r}; row names must be unique"
                 )
             seen[row.name] = category
-            # a category's rows whose zero signs are not judged yet (see its module)
-            if row.name in getattr(module, "SIGNED_ZEROS_PENDING", ()):
-                row = dataclasses.replace(row, signed_zeros=False)
             rows.append(dataclasses.replace(row, category=category))
     return tuple(rows)
 
