@@ -12,6 +12,7 @@ from pytensor.compile.mode import Mode
 from conformance.backends import cbatch, cnodes
 from conformance.harness import Harness, Spec
 from conformance.registries import row_named
+from conformance.registry import Case
 from conformance.strategies.canonical import DRAWS, canonical_cases, draws
 
 
@@ -96,6 +97,18 @@ def test_canonical_cases_are_deterministic_and_cover_several_layouts():
         {d: c.graph_key() for d, c in again.items()}
     assert len({c.static for c in first.values()}) >= 3
     assert len(draws(row.cases("float64"))) == DRAWS
+
+
+def test_canonical_cases_of_a_strategy_too_filtered_for_all_dtypes_at_once():
+    from hypothesis import strategies as st
+
+    def factory(dtype):  # about one draw in 97 passes: for three dtypes at once, none does
+        return st.integers(0, 10**6).filter(lambda x: x % 97 == 3).map(
+            lambda x: Case((np.asarray(x % 2, dtype),), ((),)))
+
+    chosen = canonical_cases(factory, ("int8", "int16", "int32"))
+    assert set(chosen) == {"int8", "int16", "int32"}
+    assert all(c.values[0].dtype == d for d, c in chosen.items())
 
 
 def test_c_judges_only_the_batched_layouts_and_the_records_examples():

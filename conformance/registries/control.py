@@ -21,7 +21,7 @@ from pytensor.scan.utils import until
 
 from conformance.jax_records import dtype_differs
 from conformance.registry import NUMBA_BACKENDS, ORT_BACKENDS, Blame, Case, Row
-from conformance.strategies import Domain, arrays, dtypes
+from conformance.strategies import ANY, Domain, arrays, dtypes
 
 FLOATS = ("float32", "float64")
 #: recurrences multiply: values stay small enough that a few steps cannot overflow float16
@@ -305,10 +305,11 @@ JAX_SHORT_TRACE = {
 
 
 ROWS = [
-    Row("scan_cumulative", cumulative, sequences(), (*dtypes.FLOATS, "int32", "int64"))
+    Row("scan_cumulative", cumulative, sequences(), (*dtypes.FLOATS, "int32", "int64"),
+        grid=(SMALL,))
     .xfail(**reference_zero_steps(_fixed([])))
     .xfail(**JAX_ZERO_STEPS, example=_fixed([])),
-    Row("scan_taps", recurrence, initial_taps, dtypes.FLOATS)
+    Row("scan_taps", recurrence, initial_taps, dtypes.FLOATS, grid=(SMALL,))
     .xfail(**reference_zero_steps(_fixed([1.0, 2.0], 0, params=(("taps", (-1, -2)),))))
     .xfail(backends=("onnxruntime", "onnxruntime-noopt"), dtypes=("float16",),
            blame=Blame.ONNXRUNTIME, cause="ort-float16-loop-zero-sign",
@@ -316,9 +317,9 @@ ROWS = [
                   "where rounding each op to float16 (the reference evaluator) gives 0.0",
            match=r"\(sign of zero differs\)", when=float16_subnormal,
            example=_fixed([-2.0**-24, 0.0], 1, params=(("taps", (-1, -2)),))),
-    Row("scan_until", doubling_until, start_and_steps, FLOATS)
+    Row("scan_until", doubling_until, start_and_steps, FLOATS, grid=(SMALL,))
     .xfail(**reference_zero_steps(_fixed(1.0, 0))),
-    Row("scan_nested", nested, sequences(), FLOATS)
+    Row("scan_nested", nested, sequences(), FLOATS, grid=(SMALL,))
     .xfail(**reference_zero_steps(_fixed([])))
     .xfail(**JAX_ZERO_STEPS, example=_fixed([]))
     .xfail(backends=("pytensor-numba-opt",), blame=Blame.PYTENSOR, versions="pytensor<3",
@@ -328,7 +329,8 @@ ROWS = [
                   "Runtime compute right",
            match=r"pytensor-numba-opt: out\[\d+\]=", when=lambda case: case.values[0].size > 0,
            example=_fixed([0.0])),
-    Row("scan_per_step", per_step, rows_and_weights, FLOATS, signed_zeros=no_product_underflows)
+    Row("scan_per_step", per_step, rows_and_weights, FLOATS, signed_zeros=no_product_underflows,
+        grid=(SMALL, SMALL))
     .xfail(**reference_zero_steps(_fixed(np.zeros((0, 3)), np.ones((2, 3)))))
     .xfail(backends=("pytensor-jax-opt",), blame=Blame.PYTENSOR, when=zero_steps,
            reason="PyTensor's Scan returns a per-step output of zero steps with shape "
@@ -336,7 +338,7 @@ ROWS = [
            match=r"out0\.shape=\(0, 2\), but pytensor-py gives \(0, 0\)",
            example=_fixed(np.zeros((0, 3)), np.ones((2, 3))))
     .xfail(**JAX_SUM_DTYPE),
-    Row("scan_last_rows", last_two_rows, sequences(), FLOATS)
+    Row("scan_last_rows", last_two_rows, sequences(), FLOATS, grid=(SMALL,))
     .xfail(**reference_zero_steps(_fixed([])))
     .xfail(backends=NUMBA_BACKENDS, blame=Blame.PYTENSOR, when=zero_steps,
            reason="Numba's Scan gives rows[-2:] of a zero-step per-step output another shape "
@@ -356,16 +358,17 @@ ROWS = [
            match=r"out\.shape=\(2, 2\)", example=_fixed([1.0]))
     .xfail(**JAX_ZERO_STEPS, example=_fixed([]))
     .xfail(**JAX_SHORT_TRACE, example=_fixed([1.0])),
-    Row("scan_grad", grad_of_recurrence, sequence_and_weight, FLOATS)
+    Row("scan_grad", grad_of_recurrence, sequence_and_weight, FLOATS, grid=(SMALL, SMALL))
     .xfail(**reference_zero_steps(_fixed([], 0.5)))
     .xfail(backends=("pytensor-c-opt",), blame=Blame.PYTENSOR,
            reason="with the default rewrites (the backward scan's inner graph rewritten too) "
                   "a gradient term that underflows to -0.0 keeps its sign, where the "
                   "unrewritten graph's sum gives +0.0",
            match=r"\(sign of zero differs\)", example=underflowing_terms),
-    Row("scan_grad_taps", grad_of_taps, initial_taps, FLOATS)
+    Row("scan_grad_taps", grad_of_taps, initial_taps, FLOATS, grid=(SMALL,))
     .xfail(**reference_zero_steps(_fixed([1.0, 2.0], 0, params=(("taps", (-1, -2)),)))),
-    Row("scan_grad_per_step", grad_of_per_step, small_rows_and_weights, FLOATS)
+    Row("scan_grad_per_step", grad_of_per_step, small_rows_and_weights, FLOATS,
+        grid=(WELL_CONDITIONED, WELL_CONDITIONED))
     .xfail(**reference_zero_steps(_fixed(np.zeros((0, 3)), np.ones((2, 3)))))
     .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
            versions="pytensor<3", when=zero_steps,
@@ -386,11 +389,12 @@ ROWS = [
                   "of a zero-step scan from its weights (1 for 1, nan for nan; no step: 0)",
            match=r"but pytensor-py=0\.0",
            example=_fixed(np.zeros((0, 3)), np.full((2, 3), np.nan))),
-    Row("scan_shared", shared_weight, sequences(), FLOATS)
+    Row("scan_shared", shared_weight, sequences(), FLOATS, grid=(SMALL,))
     .xfail(**reference_zero_steps(_fixed([])))
     .xfail(**JAX_ZERO_STEPS, example=_fixed([])),
+    # the condition is free too: any value of its dtype, nan and 0 included
     Row("ifelse_outputs", two_outputs, condition_and_vector,
-        (*dtypes.FLOATS, "int32", "int64")),
+        (*dtypes.FLOATS, "int32", "int64"), grid=(ANY, ANY)),
     Row("ifelse_shapes", unequal_branches, condition_and_vector,
-        (*dtypes.FLOATS, "int64")),
+        (*dtypes.FLOATS, "int64"), grid=(ANY, ANY)),
 ]

@@ -194,8 +194,18 @@ def folds_log1p_of_true(case: Case) -> bool:
     """Some xlog1py(x, y) has a bool y that is True where x is not 0, on inputs of static
     shapes only: where the rewrites can fold both operands (y = a == a to True, x = its sum
     over static axes) and the node with them."""
+    return not any(None in s for s in case.static) and _log1p_of_true(case)
+
+
+def log1p_of_true_in_c(case: Case) -> bool:
+    """As ``folds_log1p_of_true``, on an input of a non-static shape: x stays a variable,
+    so only log1p(True) is folded, to a float32 constant inside a float64 Composite."""
+    return any(None in s for s in case.static) and _log1p_of_true(case)
+
+
+def _log1p_of_true(case: Case) -> bool:
     values = _graph_values(case)
-    if values is None or any(None in s for s in case.static):
+    if values is None:
         return False
     for name, ids, _ in dict(case.params)["nodes"]:
         x, y = (np.asarray(values[i]) for i in ids) if name == "xlog1py" else (None, None)
@@ -208,6 +218,13 @@ def folded_log1p_example(dtype: str) -> Case:
     """xlog1py(sum(x == x), x == x) of a 0-d x, which the rewrites fold to log(2)."""
     nodes = (("eq", (0, 0), ()), ("sum", (1,), (("axis", None),)), ("xlog1py", (2, 1), ()))
     return Case((np.array(1, dtype),), ((),), (("nodes", nodes), ("outputs", (3,))))
+
+
+def log1p_of_true_in_c_example(dtype: str) -> Case:
+    """The same graph of an x of non-static shape: 3 * log(2) as 2.0794416 in C."""
+    nodes = (("eq", (0, 0), ()), ("sum", (1,), (("axis", None),)), ("xlog1py", (2, 1), ()))
+    return Case((np.array([1, 2, 3], dtype),), ((None,),),
+                (("nodes", nodes), ("outputs", (3,))))
 
 
 def _log1mexp_pairs(case: Case):
@@ -314,4 +331,8 @@ if _xlog1py is not None:
         backends=("pytensor-numba-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
         reason="the rewrites fold xlog1py(x, True) through its Composite's Python code, where "
                "numpy's log1p of a bool is float16: log(2) becomes 0.693359375",
-        match="abs err", when=folds_log1p_of_true, example=folded_log1p_example)
+        match="abs err", when=folds_log1p_of_true, example=folded_log1p_example).xfail(
+        backends=("pytensor-c-opt",), blame=Blame.PYTENSOR,
+        reason="the rewrites fold log1p(True) in xlog1py to a float32 constant, which a float64 "
+               "Composite's C code writes as the text 0.6931472, a different double",
+        match="abs err", when=log1p_of_true_in_c, example=log1p_of_true_in_c_example)

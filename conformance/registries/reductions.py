@@ -46,6 +46,25 @@ LAYOUTS = ((0, None), (1, -1), (2, 0), (2, None), (3, (0, 2)))
 SCAN_LAYOUTS = ((0, None), (1, 0), (2, None), (2, -1), (3, 1))
 
 
+class WholeOrNonfinite(Domain):
+    """Whole numbers within the bounds, and nan and ±inf besides (a plain Domain's bounds
+    leave the infinities out)."""
+
+    def contains(self, value, dtype: np.dtype) -> bool:
+        return (dtype.kind == "f" and math.isinf(value)) or super().contains(value, dtype)
+
+
+def exact_values(bound: float, int_bound: float | None = None):
+    """dtype -> Domain: the values ``exact_sums`` draws (the special-value grid's domain)."""
+
+    def domain(dtype) -> Domain:
+        if np.dtype(dtype).kind != "f":
+            return ANY if int_bound is None else Domain(-int_bound, int_bound)
+        return WholeOrNonfinite(-bound, bound, integral=True)
+
+    return domain
+
+
 def exact_sums(bound: float, int_bound: float | None = None):
     """dtype -> (shape -> array strategy): floats are whole numbers within ``bound`` plus
     nan, ±inf and -0.0, so sums and products are exact in any order (reduction order is
@@ -54,8 +73,7 @@ def exact_sums(bound: float, int_bound: float | None = None):
 
     def for_dtype(dtype):
         if np.dtype(dtype).kind != "f":
-            ints = ANY if int_bound is None else Domain(-int_bound, int_bound)
-            return lambda shape: arrays(dtype, shape, ints)
+            return lambda shape: arrays(dtype, shape, exact_values(bound, int_bound)(dtype))
         specials = st.sampled_from([math.nan, math.inf, -math.inf, -0.0])
         small = elements(dtype, Domain(-bound, bound, integral=True, allow_nan=False,
                                            allow_inf=False))
@@ -224,6 +242,9 @@ def _ort_int64_sum(example):
 
 AXIS_NONE = [("axis", None)]
 MOMENTS = exact_sums(16, int_bound=2**20)
+# Each row's special-value grid: its one operand's domain, the values its factory draws.
+SUMS, PRODUCTS = (exact_values(16),), (exact_values(2),)
+MOMENT_VALUES = (exact_values(16, int_bound=2**20),)
 # PyTensor's Numba reductions start from the identity (or index 0) without checking the axis'
 # length, so they return where numpy, and so PyTensor's Python and C code, raise.
 NUMBA_EMPTY_REDUCE = {
@@ -353,12 +374,12 @@ def scans(domain) -> Composes:
 
 ROWS = [
     Row("sum", lambda x, axis: pt.sum(x, axis=axis), axis_cases(exact_sums(16)), ALL,
-        compose=reduces(EXACT_SUM))
+        compose=reduces(EXACT_SUM), grid=SUMS)
     .xfail(**_ort_int64_sum(fixed([2**63 - 2], params=AXIS_NONE)))
     .xfail(**jax_reduce_dtype(("float16", "float32"))),
     Row("sum_acc_dtype", lambda x, axis: pt.sum(x, axis=axis, acc_dtype=x.dtype),
         axis_cases(exact_sums(16)), ALL,
-        compose=reduces(EXACT_SUM))
+        compose=reduces(EXACT_SUM), grid=SUMS)
     .xfail(**_ort_int64_sum(fixed([2**63 - 2], params=AXIS_NONE)))
     .xfail(backends=ORT_BACKENDS, dtypes=("int32",), blame=Blame.ONNXRUNTIME,
            reason="ReduceSum on int32 saturates at 2**31-1 instead of wrapping",
@@ -390,22 +411,22 @@ ROWS = [
     Row("sum_out_dtype",
         lambda x, axis: pt.sum(x, axis=axis, dtype="float16" if x.dtype[0] == "f" else "int8"),
         axis_cases(exact_sums(16)), ALL,
-        compose=reduces(EXACT_SUM, dtypes=(*dtypes.BOOL, *dtypes.INTS, "float16")))
+        compose=reduces(EXACT_SUM, dtypes=(*dtypes.BOOL, *dtypes.INTS, "float16")), grid=SUMS)
     .xfail(**_ort_int64_sum(fixed([2**63 - 2], params=AXIS_NONE)))
     .xfail(**jax_reduce_dtype(ALL)),
     Row("prod", lambda x, axis: pt.prod(x, axis=axis), axis_cases(exact_sums(2)), ALL,
-        compose=reduces(EXACT_PROD))
+        compose=reduces(EXACT_PROD), grid=PRODUCTS)
     .xfail(**ORT_INT64_PROD)
     .xfail(**jax_reduce_dtype(("float16", "float32"))),
     Row("prod_without_zeros", lambda x, axis: ProdWithoutZeros(axis)(x),
         axis_cases(exact_sums(2)), ALL,
-        compose=reduces(EXACT_PROD))
+        compose=reduces(EXACT_PROD), grid=PRODUCTS)
     .xfail(**ORT_INT64_PROD).xfail(**PY_PROD_OVERFLOW)
     .xfail(**jax_reduce_dtype(("bool", *NARROW_INTS), fixed(1, params=AXIS_NONE)),
            when=lambda case: case.values[0].ndim == 0)
     .xfail(**JAX_NO_LAX_REDUCER),
     Row("max", lambda x, axis: pt.max(x, axis=axis), axis_cases(), ALL,
-        compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
+        compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True), grid=(ANY,))
     .xfail(**_semantic_gap_empty("max"))
     .xfail(**c_0d("Max"))
     .xfail(**_c_wraps("Max", fixed([2**63 - 1], params=AXIS_NONE)))
@@ -420,7 +441,7 @@ ROWS = [
     .xfail(**numba_bool_reduced("max", False))
     .xfail(**_numba_nan_dropped("max")),
     Row("min", lambda x, axis: pt.min(x, axis=axis), axis_cases(), ALL,
-        compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
+        compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True), grid=(ANY,))
     .xfail(**_semantic_gap_empty("min"))
     .xfail(**c_0d("Min"))
     .xfail(**_c_wraps("Min", lambda d: fixed([2**63 - 1] if d == "int64" else [2**63 + 1, 5],
@@ -443,21 +464,21 @@ ROWS = [
                   "Python int and cannot make an int64 (OverflowError)",
            match="raised OverflowError: Python int", example=fixed([1], params=AXIS_NONE)),
     Row("all", lambda x, axis: pt.all(x, axis=axis), axis_cases(), ALL,
-        compose=reduces())
+        compose=reduces(), grid=(ANY,))
     .xfail(backends=C_BACKENDS, blame=Blame.PYTENSOR,
            reason="C All stores an empty reduction's identity as the bool byte 255: it reads "
                   "as True, but casts and sums see 255",
            match="holds the byte 255, not a bool", when=lambda case: case.values[0].size == 0,
            example=fixed([], params=[("axis", -1)])),
     Row("any", lambda x, axis: pt.any(x, axis=axis), axis_cases(), ALL,
-        compose=reduces()),
+        compose=reduces(), grid=(ANY,)),
     Row("argmax", lambda x, axis: pt.argmax(x, axis=axis), axis_cases(), ALL,
-        compose=reduces(dtypes=ALL, nonempty=True))
+        compose=reduces(dtypes=ALL, nonempty=True), grid=(ANY,))
     .xfail(**EMPTY_ARGMAX).xfail(**NUMBA_EMPTY_REDUCE),
     # argmin is argmax(-x), argmax(iinfo.max - x) or argmax(~x): uint8 lands on int16
     # (255 is an int16 constant), uint16 on int32, uint32 and uint64 wider still.
     Row("argmin", lambda x, axis: pt.argmin(x, axis=axis), axis_cases(), ALL,
-        compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True))
+        compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True), grid=(ANY,))
     .xfail(**EMPTY_ARGMAX)
     .xfail(backends=C_BACKENDS, dtypes=("uint64",), blame=Blame.PYTENSOR,
            reason="argmin(uint64) is argmax(int64(-1) - x) in float64; the C code subtracts "
@@ -469,33 +490,34 @@ ROWS = [
     # their float64 results from integer inputs differ in the last ulp with summation
     # order, and a row's tolerance is keyed on the input dtype (exact for integers).
     Row("mean", lambda x, axis: pt.mean(x, axis=axis), axis_cases(MOMENTS), ALL,
-        compose=reduces(EXACT_SUM))
+        compose=reduces(EXACT_SUM), grid=MOMENT_VALUES)
     .xfail(**jax_reduce_dtype(("float32",))),
     # math.var, not pt.var: importing the module pytensor.tensor.var (a deprecated alias of
     # .variable; coverage imports every module) rebinds pt.var to that module
     Row("var", lambda x, axis: var(x, axis=axis), axis_cases(MOMENTS), FLOATS,
-        compose=reduces(EXACT_SUM))
+        compose=reduces(EXACT_SUM), grid=MOMENT_VALUES)
     .xfail(**jax_reduce_dtype(("float16", "float32"))).xfail(**JAX_MOMENT_0D),
     Row("std", lambda x, axis: pt.std(x, axis=axis), axis_cases(MOMENTS), FLOATS,
-        compose=reduces(EXACT_SUM))
+        compose=reduces(EXACT_SUM), grid=MOMENT_VALUES)
     .xfail(**jax_reduce_dtype(("float16", "float32"))).xfail(**JAX_MOMENT_0D),
     # Only size-0 operands in graphs: over any element the Python linker's result is wrong
     # (the record below), so graphs check the fused reduction's identity and shapes.
     Row("sum_exp_fused", fused_sum_exp, axis_cases(exact_sums(16)), FLOATS,
         compose=Composes(domains=(ANY,), params=axis_params, shape=keepdims_shape,
-                         keep_rank=True, dtypes=FLOATS, accepts=lambda shape: 0 in shape))
+                         keep_rank=True, dtypes=FLOATS, accepts=lambda shape: 0 in shape),
+        grid=SUMS)
     .xfail(backends=without_jax(NOT_REFERENCE), blame=Blame.PYTENSOR,
            reason="CAReduce.perform with a fused Composite starts from x[0], not exp(x[0])",
            match="abs err", when=reduces_something, example=fixed([0.0, 1.0], params=AXIS_NONE))
     .xfail(**JAX_NO_LAX_REDUCER),
     Row("cumsum", lambda x, axis: cumsum(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL,
-        compose=scans(EXACT_SUM))
+        compose=scans(EXACT_SUM), grid=(ANY,))
     .xfail(**CUM_DTYPE_BUG)
     .xfail(backends=ORT_BACKENDS, dtypes=("float16",), blame=Blame.ONNXRUNTIME,
            reason="CumSum on float16 accumulates in float32: float16 overflow and rounding differ",
            match="abs err", example=fixed([65504, 65504, -65504], params=AXIS_NONE))
     .xfail(**on_jax(CUM_DTYPE_BUG, dtypes=NARROW_INTS)),
     Row("cumprod", lambda x, axis: cumprod(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL,
-        compose=scans(EXACT_PROD))
+        compose=scans(EXACT_PROD), grid=(ANY,))
     .xfail(**CUM_DTYPE_BUG).xfail(**on_jax(CUM_DTYPE_BUG, dtypes=NARROW_INTS)),
 ]

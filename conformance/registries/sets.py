@@ -164,23 +164,24 @@ def searches(*, with_sorter: bool = False):
 
 
 ROWS = [
-    Row("repeat", lambda x, r, axis: pt.repeat(x, r, axis=axis), repeats(), ALL,
+    Row("repeat", lambda x, r, axis: pt.repeat(x, r, axis=axis), repeats(), ALL, grid=(ANY,),
         compose=_repeats(repeat_params, lambda shape: any(n != 1 for n in shape), ALL))
     .xfail(backends=ONNX_BACKENDS, blame=Blame.CONVERTER, when=negative_count,
            reason="semantic gap: numpy.repeat raises on a negative count, ONNX cannot raise",
            match="pytensor-py raised ValueError",
            example=example([1, 2], [-1, 2], dtypes_=(None, "int64"), params=[("axis", 0)])),
     Row("repeat_flat", lambda x, r, axis: pt.repeat(x, r, axis=axis), repeats(flat=True), ALL,
+        grid=(ANY,),
         compose=_repeats(functools.partial(repeat_params, flat=True),
                          lambda shape: math.prod(shape) != 1)),
     # A scalar count is built from broadcast_to and reshape, which pt.repeat refuses on uint64.
     # a scalar count repeats through Alloc (x[:, None] allocated to (n, r), reshaped)
     Row("repeat_scalar", lambda x, r, axis: pt.repeat(x, r, axis=axis),
-        repeats(scalar=True), tuple(d for d in ALL if d != "uint64"),
+        repeats(scalar=True), tuple(d for d in ALL if d != "uint64"), grid=(ANY,),
         compose=_repeats(functools.partial(repeat_params, scalar=True), has_axes))
     .xfail(**ALLOC_NEGATIVE_ZERO,
            example=example([-0.0], 1, dtypes_=(None, "int64"), params=[("axis", 0)])),
-    Row("unique", unique, uniques(), ALL)
+    Row("unique", unique, uniques(), ALL, grid=(ANY,))
     .xfail(backends=ORT_BACKENDS, dtypes=dtypes.FLOATS, blame=Blame.ONNXRUNTIME, when=has_nan,
            reason="ONNX Runtime's Unique mishandles nan (it drops other values); numpy.unique "
                   "keeps them and one nan, sorted last",
@@ -206,20 +207,22 @@ ROWS = [
            match=r"pytensor-jax-opt raised AssertionError: \(Unique",
            when=lambda case: case.values[0].ndim == 0,
            example=example(0, params=(("flags", (True,) * 3), ("axis", None)))),
-    Row("unique_axis", unique, uniques(axis_rows=True), ALL)
+    Row("unique_axis", unique, uniques(axis_rows=True), ALL, grid=(ANY,))
     .xfail(backends=ORT_BACKENDS, dtypes=dtypes.FLOATS, blame=Blame.ONNXRUNTIME, when=has_nan,
            reason="ONNX Runtime's Unique along an axis merges slices holding nan; numpy.unique "
                   "keeps them apart",
            example=example([[np.nan], [np.nan]], params=[("flags", (True,) * 3), ("axis", 0)])),
-    Row("nonzero", lambda x: pt.nonzero(x), nonzeros, ALL),
-    Row("flatnonzero", pt.flatnonzero, nonzeros, ALL),
-    Row("searchsorted", lambda x, v, side: pt.searchsorted(x, v, side=side), searches(), ALL)
+    Row("nonzero", lambda x: pt.nonzero(x), nonzeros, ALL, grid=(ANY,)),
+    Row("flatnonzero", pt.flatnonzero, nonzeros, ALL, grid=(ANY,)),
+    # x must stay sorted (or match its sorter): the queries v alone take the grid's values
+    Row("searchsorted", lambda x, v, side: pt.searchsorted(x, v, side=side), searches(), ALL,
+        grid=(None, ANY))
     .xfail(**dtype_differs(example([1, 2], 1, params=(("side", "left"),)), ALL,
                            cause="jax-searchsorted-dtype",
                            reason="JAX returns jnp.searchsorted's int32 indices, where the graph "
                                   "declares int64")),
     Row("searchsorted_sorter", lambda x, v, s, side: pt.searchsorted(x, v, side=side, sorter=s),
-        searches(with_sorter=True), ALL)
+        searches(with_sorter=True), ALL, grid=(None, ANY))
     .xfail(backends=NUMBA_BACKENDS, blame=Blame.PYTENSOR, cause="numba-searchsorted-sorter",
            reason="Numba's SearchsortedOp with a sorter raises TypeError (can't unbox array)",
            match="TypeError: can't unbox array",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
-from hypothesis.errors import NoSuchExample
+from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from conformance.registry import Case
 
@@ -38,6 +38,15 @@ def draws(strategy) -> list[Case]:
     return seen
 
 
+def _draws_or_none(strategy) -> list[Case]:
+    """``draws``, or none where the strategy's filters reject every draw (the cell then has
+    no canonical case: its records' examples and the random draws still run)."""
+    try:
+        return draws(strategy)
+    except Unsatisfiable:
+        return []
+
+
 def richness(case: Case) -> tuple:
     """Sort key, richest first: more axes, more broadcast axes, then a stable tie-break."""
     axes = sum(len(s) for s in case.static)
@@ -49,12 +58,16 @@ def canonical_cases(factory, dtypes: Sequence[str]) -> dict[str, Case]:
     """One case per dtype: distinct layouts drawn for that dtype, richest first, rotated by
     the dtype's position so that a row's dtypes between them cover several layouts (the
     last dtype, usually float64, gets the richest). One search draws every dtype at once."""
-    drawn = draws(st.tuples(*(factory(dtype) for dtype in dtypes)))
+    try:
+        drawn = draws(st.tuples(*(factory(dtype) for dtype in dtypes)))
+        drawn_for = {dtype: [cases[i] for cases in drawn] for i, dtype in enumerate(dtypes)}
+    except Unsatisfiable:
+        # a filtered strategy can fail for all dtypes at once where it holds for each alone
+        drawn_for = {dtype: _draws_or_none(factory(dtype)) for dtype in dtypes}
     chosen = {}
     for position, dtype in enumerate(reversed(dtypes)):
         layouts: dict = {}
-        for cases in drawn:
-            case = cases[dtypes.index(dtype)]
+        for case in drawn_for[dtype]:
             layouts.setdefault(case.graph_key(), case)
         ordered = sorted(layouts.values(), key=richness)
         if ordered:

@@ -9,6 +9,7 @@ product is a float.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from hypothesis import strategies as st
@@ -16,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 from pytensor.scalar import upcast
 
 from conformance.registry import Case
-from conformance.strategies.values import ANY, elements
+from conformance.strategies.values import ANY, Domain, elements
 
 MAX_K = 4  # longest contraction drawn
 FINITE_SPECIALS = [0.0, -0.0, 1.0, -1.0]
@@ -46,6 +47,49 @@ def operand_elements(dtype: str, bounded: bool, values: str = "finite"):
     return elements(dtype, ANY)
 
 
+@dataclass(frozen=True)
+class Unit(Domain):
+    """[-1, 1], with +-inf where ``allow_inf`` (a bounded Domain holds none): the floats
+    operand_elements draws, as the domain of a row's special-value grid."""
+
+    min_value: float | None = -1.0
+    max_value: float | None = 1.0
+
+    def contains(self, value, dtype) -> bool:
+        if dtype.kind == "f" and math.isinf(value):
+            return self.allow_inf
+        return super().contains(value, dtype)
+
+
+def drawn_from(values: str = "finite", bounded: bool = False):
+    """The grid domain (dtype -> Domain) of the values ``operand_elements(dtype, bounded,
+    values)`` draws, so that the grid keeps the rounding bound the tolerances rest on."""
+    floats = {"finite": Unit(allow_nan=False, allow_inf=False), "nan": Unit(allow_inf=False),
+              "any": Unit()}[values]
+
+    def domain(dtype: str) -> Domain:
+        kind = np.dtype(dtype).kind
+        if kind == "f":
+            return floats
+        return Domain(0 if kind == "u" else -1, 1) if bounded and kind in "iu" else ANY
+
+    return domain
+
+
+def _float_product(*dtypes) -> bool:
+    return np.dtype(upcast(*dtypes)).kind == "f"
+
+
+# dot_mixed's operands: the row's dtype, then its PARTNER. int8 partners rows whose product
+# is float (float16, uint64) and rows whose product is an integer (bool, uint8-uint32): a
+# domain sees the operand's dtype only, so it takes the float products' bound, [-1, 1].
+MIXED_GRID = (
+    lambda d: drawn_from(bounded=_float_product(d, PARTNER[d]))(d),
+    lambda p: drawn_from(bounded=any(_float_product(r, q) for r, q in PARTNER.items()
+                                     if q == p))(p),
+)
+
+
 def _case(draw, specs, params=()):
     """``specs``: (dtype, shape, static[, values]) per operand; see operand_elements."""
     specs = [(*s, "finite") if len(s) == 3 else s for s in specs]
@@ -59,6 +103,14 @@ def _dims(draw, n, hi=MAX_K):
     return draw(st.lists(st.integers(0, hi), min_size=n, max_size=n))
 
 
+def _sizes(draw, n, hi=MAX_K):
+    """Like _dims, shrinking to 2: a product row's first draw, its canonical case when it
+    has one layout, then holds elements for the special-value grid to fill (an empty one
+    holds none), and a contraction of two terms."""
+    return draw(st.lists(st.sampled_from([2, 0, 1, *range(3, hi + 1)]), min_size=n,
+                         max_size=n))
+
+
 def dot_operands(ranks, *, mixed=False, values="finite"):
     """Two operands of the given (rank_x, rank_y) layouts, sharing the contracted length;
     with ``mixed`` the second has the dtype's PARTNER dtype."""
@@ -67,7 +119,7 @@ def dot_operands(ranks, *, mixed=False, values="finite"):
         @st.composite
         def cases(draw):
             rx, ry = draw(st.sampled_from(ranks))
-            n, k, m = _dims(draw, 3)
+            n, k, m = _sizes(draw, 3)
             sx = {0: (), 1: (k,), 2: (n, k)}[rx]
             sy = {0: (), 1: (k,), 2: (k, m)}[ry]
             other = PARTNER[dtype] if mixed else dtype
@@ -91,9 +143,9 @@ def matmul_operands(dtype: str):
     @st.composite
     def cases(draw):
         sx, sy = draw(st.sampled_from(MATMUL_LAYOUTS))
-        n, k, m = _dims(draw, 3)
+        n, k, m = _sizes(draw, 3)
         rank = max(len(sx), len(sy)) - 2
-        batch = _dims(draw, rank, hi=3)
+        batch = _sizes(draw, rank, hi=3)
 
         def shape(static, core):
             own = static[:-2]
@@ -112,8 +164,8 @@ def blas_operands(kind: str):
     def factory(dtype: str):
         @st.composite
         def cases(draw):
-            n, k, m = _dims(draw, 3)
-            b = draw(st.integers(0, 3))
+            n, k, m = _sizes(draw, 3)
+            b = _sizes(draw, 1, hi=3)[0]
             shapes = {  # (shape, values) per operand: scaled-away operands may be nan/inf
                 "gemm": [((n, m), "any"), ((), "nan"), ((n, k), "finite"), ((k, m), "finite"),
                          ((), "any")],
@@ -139,7 +191,7 @@ def einsum_operands(dtype: str):
     def cases(draw):
         subscripts = draw(st.sampled_from(EINSUMS))
         letters = sorted(set(subscripts) - set(",->"))
-        size = dict(zip(letters, _dims(draw, len(letters), hi=3), strict=True))
+        size = dict(zip(letters, _sizes(draw, len(letters), hi=3), strict=True))
         specs = [(dtype, tuple(size[c] for c in term), (None,) * len(term))
                  for term in subscripts.split("->")[0].split(",")]
         return _case(draw, specs, [("subscripts", subscripts)])
