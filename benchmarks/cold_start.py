@@ -25,7 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: One row of each registry category, every dtype each has (tests: ROWS covers CATEGORIES).
-ROWS = ("add", "exp", "sum", "softmax", "dimshuffle", "alloc", "subtensor", "dot", "repeat",
+ROWS = ("add", "exp", "sum", "softmax", "dimshuffle", "alloc", "subtensor", "dot", "extract_diag",
+        "deep_copy", "repeat",
         "random_graph", "erf", "scan_cumulative")
 TESTS = "conformance/test_conformance.py"
 

@@ -34,12 +34,14 @@ import os
 import shutil
 import signal
 import tempfile
+import time
 import traceback
 from typing import ClassVar
 
 import numpy as np
 import onnx
 
+from conformance import interrupt
 from conformance.backends import BACKENDS, ConversionFailed, Declined, HarnessFailed
 from conformance.backends.base import Crashed, Hung
 from conformance.backends.ort_status import OrtError
@@ -52,6 +54,8 @@ from conformance.strategies.canonical import Store
 
 #: Seconds a new child may take to import everything and load the converter.
 START_TIMEOUT = 120.0
+#: how often a wait for the child looks for a Ctrl-C that was swallowed elsewhere (seconds)
+POLL_SLICE = 0.5
 
 
 class BackendCrashed(Crashed):
@@ -187,7 +191,7 @@ class Isolated:
         try:
             self._conn.send(request)
             # Graph building and compiling count too, so allow for a first C compile.
-            if not self._conn.poll(self.timeout):
+            if not self._answered():
                 self._stop()
                 raise hung(f"{who} did not answer within {self.timeout:g} s "
                            "(--isolate-timeout); the child process was killed")
@@ -205,6 +209,21 @@ class Isolated:
             cause = RefusedElsewhere(f"{name}: {text}") if refused else RemoteError(name, text)
             raise ConversionFailed(cause, f"{name}: {text}")
         raise RemoteError.named(name, text)
+
+    def _answered(self) -> bool:
+        """Whether the child answered within the timeout. The wait is cut into slices so that
+        a Ctrl-C stops it (and the child) even when its first KeyboardInterrupt was swallowed
+        elsewhere: a child compiling a row's batch may otherwise keep the run for minutes."""
+        deadline = time.monotonic() + self.timeout
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                if self._conn.poll(min(left, POLL_SLICE)):
+                    return True
+                interrupt.check()
+        except KeyboardInterrupt:
+            self._stop()
+            raise
+        return False
 
     def _start(self) -> None:
         """A new child, once it has loaded the converter; raises HarnessFailed if it cannot

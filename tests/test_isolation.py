@@ -125,3 +125,27 @@ def test_with_isolate_a_child_that_cannot_start_is_an_error_not_a_pass(tmp_path)
     assert test["outcome"] == "error", test
     assert "child process died while starting" in test["failure"]["message"]
     assert "(exit code 3)" in test["failure"]["message"]
+
+
+def test_a_ctrl_c_stops_the_wait_for_a_busy_child(monkeypatch):
+    """A Ctrl-C whose KeyboardInterrupt was swallowed elsewhere (it is only remembered) still
+    ends the wait for a child that does not answer, and the child is stopped: without that, a
+    child compiling a row's batch kept an interrupted run going for minutes."""
+    import numpy as np
+
+    from conformance import interrupt
+    from conformance.harness import Spec, recipe
+    from conformance.isolate import Isolated
+    from conformance.registries import row_named
+    from conformance.registry import Case
+
+    spec = Spec(row_named("neg"), "float32", 18, ("onnxruntime",))
+    case = Case((np.array([1.0], "float32"),), ((None,),))
+    child = Isolated("misbehaving_converter:hangs", timeout=60)  # converting a Neg sleeps
+    monkeypatch.setattr(interrupt, "_pending", True)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            child.convert(recipe(spec, case), opset=18)
+        assert child._proc is None  # stopped, not left converting
+    finally:
+        child.close()
