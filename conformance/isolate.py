@@ -28,6 +28,7 @@ row's canonical layouts batched, and a crash is blamed on the case that was runn
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing
 import os
@@ -36,6 +37,7 @@ import signal
 import tempfile
 import time
 import traceback
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -120,6 +122,7 @@ def _serve(conn, converter_spec: str, settings: dict | None = None) -> None:
         # PyTensor writes every generated Numba function's source to a temporary file it
         # never deletes; here they land in a folder the parent removes with the child
         tempfile.tempdir = settings["tmpdir"]
+        _quiet(Path(settings["tmpdir"]) / OUTPUT)
     for module in settings.get("preload", ()):
         importlib.import_module(module)
     if settings.get("graph_ops"):
@@ -166,6 +169,8 @@ class Isolated:
         self._proc = None
         self._conn = None
         self._tmpdir: str | None = None
+        #: what the child said last before it died (see _quiet), for the crash's message
+        self.last_output = ""
 
     def convert(self, recipe: tuple, inputs=None, outputs=None, *, opset: int) -> onnx.ModelProto:
         """The converter's model of ``recipe``'s graph, converted in the child. With the recipe
@@ -197,7 +202,8 @@ class Isolated:
                            "(--isolate-timeout); the child process was killed")
             status, payload = self._conn.recv()
         except (EOFError, OSError):
-            raise crashed(f"{who} crashed the process ({self._reap()})") from None
+            raise crashed(f"{who} crashed the process ({self._reap()}){self.last_output}"
+                          ) from None
         if status == "ok":
             return payload
         if status == "ort":
@@ -242,19 +248,22 @@ class Isolated:
                 parent.recv()
         except (EOFError, OSError):
             raise HarnessFailed(f"--isolate: the child process died while starting and loading "
-                                f"{self.converter_spec} ({self._reap()})") from None
+                                f"{self.converter_spec} ({self._reap()}){self.last_output}"
+                                ) from None
         if not ready:
             self._stop()
             raise HarnessFailed(f"--isolate: the child process did not start and load "
                                 f"{self.converter_spec} within {START_TIMEOUT:g} s")
 
     def _reap(self) -> str:
-        """Why the child died (its exit status), once it is gone."""
+        """Why the child died (its exit status and its last output), once it is gone."""
         code = None
         if self._proc is not None:
             self._proc.join(5)
             code = self._proc.exitcode
+        said = _tail(Path(self._tmpdir) / OUTPUT) if self._tmpdir else ""
         self._stop()
+        self.last_output = f"; its last output: {said}" if said else ""
         return _describe_exit(code)
 
     def _stop(self) -> None:
@@ -324,6 +333,34 @@ def _context():
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(list(FORKSERVER_PRELOAD))
     return ctx
+
+
+#: the file in the child's folder that takes its stdout and stderr
+OUTPUT = "output.log"
+
+
+def _quiet(path: Path) -> None:
+    """Send the child's stdout and stderr (file descriptors, so C++ and compiler output too)
+    to ``path``: ONNX Runtime's error log of a run that raises as expected, PyTensor's warnings
+    at import and compile notices would otherwise land on the terminal between the progress
+    dots, outside pytest's capture. A crash's last lines are read back from there."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        for target in (1, 2):
+            os.dup2(fd, target)
+        os.close(fd)
+
+
+def _tail(path: Path, limit: int = 1500) -> str:
+    """The end of the child's output (its last ``limit`` characters, one line)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _resident_bytes(pid: int) -> int:

@@ -33,3 +33,12 @@ def _misbehaving(misbehave):
 segfaults = _misbehaving(lambda: ctypes.string_at(0))
 exits = _misbehaving(lambda: os._exit(1))
 hangs = _misbehaving(lambda: time.sleep(3600))
+
+
+def _says_then_segfaults():
+    os.write(2, b"NOISE-FROM-THE-CHILD before it crashed\n")
+    ctypes.string_at(0)
+
+
+#: writes to its stderr first: the line must reach the failure's message, not the terminal
+noisy = _misbehaving(_says_then_segfaults)

@@ -105,6 +105,15 @@ def test_with_isolate_a_misbehaving_converter_is_a_recorded_failure(tmp_path, co
     assert "Exp" in tests[UNAFFECTED[0]]["onnx_ops"]
 
 
+def test_a_childs_output_goes_to_its_crash_message_not_the_terminal(tmp_path):
+    proc = conformance(tmp_path, "misbehaving_converter:noisy", AFFECTED, "-n", "0",
+                       "--isolate")
+    check_complete_run(proc, tmp_path, failed=dict.fromkeys(
+        AFFECTED, r"\(killed by SIGSEGV\); its last output: NOISE-FROM-THE-CHILD"))
+    # in the failure's message on the terminal, never as a line of its own
+    assert not re.search(r"^NOISE-FROM-THE-CHILD", proc.stdout + proc.stderr, re.M)
+
+
 def test_without_isolate_a_converter_crashing_a_worker_counts_in_results_and_report(tmp_path):
     # two affected tests of one row: the second goes to a replacement worker, which must not
     # wait forever for work
