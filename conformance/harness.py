@@ -6,7 +6,6 @@ import dataclasses
 import enum
 import functools
 import gc
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,18 +25,21 @@ from conformance.backends import (
 from conformance.backends.base import Crashed, Hung
 from conformance.backends.cbatch import Member
 from conformance.blame import classify
+from conformance.covering import covering_together, covers
 from conformance.oracle import (
     Comparison,
+    also_tried,
     compare,
     describe_error,
     either_expectation,
     flushed,
     holds_subnormals,
 )
-from conformance.registry import MAX_JUDGED_ELEMENTS, Blame, Case, Known, Row
+from conformance.registry import Blame, Case, Known, Row
 from conformance.rewritestore import RewriteStore
 from conformance.strategies import elemwise, grid
 from conformance.strategies.canonical import Store
+from conformance.widened import rounded, widened_values
 from converter.errors import UnsupportedOpError
 
 #: rows between full garbage collections (see Harness._collect)
@@ -237,41 +239,6 @@ def case_code(row: Row, case: Case) -> str:
     return row.code(case) if row.code is not None else upstream_script.case_code(row, case)
 
 
-def _covers(k: Known, backend: str, message: str, actual, case: Case, *,
-            records_refusals: bool, where: dict) -> bool:
-    """Whether record ``k`` explains the disagreement. A failed conversion only by a
-    ``match`` on what the converter raised: a record of wrong values, or of what the
-    reference does, never excuses a refusal or a crash. The records describe the project's
-    converter, so another converter's refusal is never theirs (``records_refusals``)."""
-    if not isinstance(actual, ConversionFailed):
-        return k.covers(backend, message, case, **where)
-    if is_refusal(actual.cause) and not records_refusals:
-        return False
-    return k.match is not None and k.covers(backend, f"{backend} raised "
-                                            f"{describe_error(actual)}", case)
-
-
-def _covering_together(known, backend: str, message: str, case: Case, where: dict) -> tuple:
-    """The records that between them describe every disagreeing element (each element by
-    at least one of them: a nan by one record, a tiny value by another), or () if some
-    element is described by none."""
-    shape, elements = where["shape"], where["elements"][:MAX_JUDGED_ELEMENTS]
-    narrowed = [case.at_element(shape, i) for i in elements]
-    if not narrowed or any(c is None for c in narrowed):
-        return ()
-    fitting = [k for k in known if k.covers(backend, message, case, shape=shape, elements=())
-               or (k.when is not None and backend in k.backends
-                   and (k.match is None or re.search(k.match, message)))]
-    used = []
-    for c in narrowed:
-        k = next((k for k in fitting if k.when is None or k.when(c)), None)
-        if k is None:
-            return ()
-        if k not in used:
-            used.append(k)
-    return tuple(used)
-
-
 class Harness:
     """Runs cases on the backends. Caches what a row's tests share (its graphs, their compiled
     functions and sessions, its C batch) and drops it when a test of another row starts, so a
@@ -442,6 +409,21 @@ class Harness:
         values = tuple(flushed(v, dtypes) for v in case.values)
         return self._run(graph, REFERENCE, spec, dataclasses.replace(case, values=values))
 
+    def _widened_reference(self, graph: Graph, spec: Spec, case: Case, backend: Backend,
+                           expected):
+        """The reference's outputs for ``case`` on the graph rebuilt with the dtypes
+        ``backend`` widens computed in the wide ones, rounded once (conformance.widened), or
+        None where it cannot be rebuilt (then the reference alone judges). Run here even when
+        isolated: the Python linker compiles nothing."""
+        widths = backend.semantics.widens
+        if (wide := graph.widened(widths)) is None:
+            return None
+        try:
+            outputs = wide.runner(REFERENCE, spec.opset)(widened_values(case.values, widths))
+        except Exception as exc:  # noqa: BLE001 - raising is an outcome to compare
+            return exc
+        return rounded(outputs, [o.type.dtype for o in graph.outputs], expected)
+
     def run(self, spec: Spec, case: Case) -> CaseOutcome:
         graph = self.graph(spec, case)
         expected = self._run(graph, REFERENCE, spec, case)
@@ -469,20 +451,27 @@ class Harness:
             if isinstance(actual, ConversionFailed) and not refused:
                 outcome.conversion_error = str(actual)
             outcome.actual[name] = actual
+            signed = backend.semantics.signed_zeros and spec.row.judges_zero_signs(case)
             judge = functools.partial(
                 compare, tol=tol, backend=name, reference=REFERENCE.name, case=description,
-                values=spec.row.compare_values,
-                signed_zeros=(backend.semantics.signed_zeros
-                              and spec.row.judges_zero_signs(case)),
+                values=spec.row.compare_values, signed_zeros=signed,
                 flushes_subnormals=backend.semantics.flushes_subnormals)
             cmp = judge(expected, actual)
-            flush = backend.semantics.flushes_subnormals
+            flush, expectation = backend.semantics.flushes_subnormals, expected
             if not cmp.ok and holds_subnormals(case.values, flush):
                 # a backend that may read subnormal inputs as zeros (DAZ) is also right, element
                 # by element, where it agrees with the reference on those inputs read as zeros
                 alternative = self._flushed_reference(graph, spec, case, backend)
-                cmp = judge(either_expectation(expected, alternative, actual, tol, flush),
-                            actual)
+                expectation = either_expectation(expected, alternative, actual, tol, flush)
+                cmp = judge(expectation, actual)
+            if (not cmp.ok and not isinstance(actual, BaseException)
+                    and backend.semantics.widens_graph(graph) and (wide := self._widened_reference(
+                        graph, spec, case, backend, expected)) is not None):
+                # likewise, one that computes a narrow float in a wider one where it agrees with
+                # PyTensor's graph computed so (never with the model's own reading of it)
+                cmp = also_tried(judge(either_expectation(
+                    expectation, wide, actual, tol, flush, signed_zeros=signed), actual),
+                    wide, f"{REFERENCE.name} on the graph with {backend.semantics.widening}")
             if cmp.ok and isinstance(actual, Crashed | Hung):
                 # a backend that took its process down did not raise what the reference did
                 cmp = Comparison(False, f"{name} {describe_error(actual)} but {REFERENCE.name} "
@@ -499,11 +488,11 @@ class Harness:
                     and not isinstance(actual, BaseException)):
                 where = {"shape": actual[cmp.where[0]].shape, "elements": cmp.elements}
             covering = () if cmp.ok else tuple(
-                k for k in known if _covers(k, name, cmp.message, actual, case,
-                                            records_refusals=self.claims_every_row,
-                                            where=where))
+                k for k in known if covers(k, name, cmp.message, actual, case, refused=refused,
+                                           records_refusals=self.claims_every_row,
+                                           where=where))
             if not cmp.ok and where and not covering:
-                covering = _covering_together(known, name, cmp.message, case, where)
+                covering = covering_together(known, name, cmp.message, case, where)
             outcome.verdicts.append(Verdict(name, cmp, covering[0] if covering else None,
                                             covering, refused))
         return outcome

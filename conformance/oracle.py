@@ -12,13 +12,15 @@ A backend that may flush subnormals of some dtypes to zero by design (``flushes_
 a backend's declared semantics) is compared with the subnormal results of those dtypes read as
 zeros on both sides; the harness also takes an element as right where it agrees with the
 reference on the inputs with their subnormals flushed (:func:`flushed`,
-:func:`either_expectation`).
+:func:`either_expectation`). Likewise a backend that computes a narrow float dtype in a wider
+one (``widens``) is right where it agrees with the reference's graph rebuilt so
+(conformance.widened).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -122,11 +124,12 @@ def flushed(value: np.ndarray, dtypes: frozenset[str]) -> np.ndarray:
 
 
 def either_expectation(expected: Outputs, alternative: Outputs, actual: Outputs, tol: Tol,
-                       dtypes: frozenset[str]) -> Outputs:
+                       dtypes: frozenset[str], *, signed_zeros: bool = False) -> Outputs:
     """``expected`` with each element taken from ``alternative`` where ``actual`` agrees with
-    that one and not with ``expected`` (subnormals of ``dtypes`` read as zeros throughout):
-    an element is right if it agrees with either. Outputs that differ in number, dtype or
-    shape, or a side that raised, leave ``expected`` as it is."""
+    that one and not with ``expected`` (subnormals of ``dtypes`` read as zeros throughout;
+    with ``signed_zeros`` a zero agrees only with a zero of its sign): an element is right if
+    it agrees with either. Outputs that differ in number, dtype or shape, or a side that
+    raised, leave ``expected`` as it is."""
     sides = (expected, alternative, actual)
     if any(isinstance(x, BaseException) for x in sides) or len(set(map(len, sides))) != 1:
         return expected
@@ -138,10 +141,28 @@ def either_expectation(expected: Outputs, alternative: Outputs, actual: Outputs,
         e0, f0, a0 = (flushed(v, dtypes) for v in (e, f, a))
         if e.dtype.kind in "fc":
             off_e, off_f = _float_errors(a0, e0, tol)[2], _float_errors(a0, f0, tol)[2]
+            if signed_zeros and e.dtype.kind == "f":
+                off_e, off_f = off_e | _zero_signs_differ(a0, e0), off_f | _zero_signs_differ(
+                    a0, f0)
         else:
             off_e, off_f = a0 != e0, a0 != f0
         merged.append(np.where(off_e & ~off_f, f, e).astype(e.dtype, copy=False))
     return merged
+
+
+def also_tried(cmp: Comparison, alternative: Outputs, what: str) -> Comparison:
+    """``cmp``, a disagreement with an expectation merged from two, saying that ``what`` (the
+    second) was tried as well and what it gives where the message points."""
+    if cmp.ok:
+        return cmp
+    i, index = cmp.where or (0, None)
+    if (isinstance(alternative, BaseException) or index is None or i >= len(alternative)
+            or len(index) != alternative[i].ndim
+            or any(j >= n for j, n in zip(index, alternative[i].shape, strict=True))):
+        got = _describe(alternative)
+    else:
+        got = f"{_where(len(alternative), i, index)}={_value(alternative[i][index])}"
+    return replace(cmp, message=f"{cmp.message}; nor does it agree with {what}: {got}")
 
 
 def _subnormal(value: np.ndarray) -> np.ndarray:

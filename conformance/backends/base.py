@@ -16,6 +16,7 @@ import numpy as np
 
 from conformance.innergraphs import inlined, without_inner_rewrites
 from conformance.rewritestore import RewriteStore
+from conformance.widened import Widths, computes_narrow, widened
 
 Runner = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -160,6 +161,16 @@ class Graph:
         return self._derive(f"inlined-{optimizer}",
                             lambda: inlined(*self.rewritten(optimizer), rewritten=True))
 
+    def widened(self, widths: Widths) -> Graph | None:
+        """The graph with the narrow dtypes of ``widths`` computed in the wide ones
+        (conformance.widened), or None where some op cannot be rebuilt so. Kept in memory
+        only: it is cheap beside the reference run it is built for."""
+        key = ("widened", tuple(sorted(widths.items())))
+        if key not in self._derived:
+            rebuilt = widened(self.inputs, self.outputs, widths)
+            self._derived[key] = None if rebuilt is None else Graph(*rebuilt, self.convert)
+        return self._derived[key]
+
     def _derive(self, what: str, build: Callable[[], tuple[list, list]]) -> tuple[list, list]:
         if what not in self._derived:
             self._derived[what] = (build() if self.store is None else
@@ -256,6 +267,10 @@ class Semantics:
     #: and it is right if it agrees with the reference on the inputs as given or with those
     #: subnormals read as zeros
     flushes_subnormals: frozenset[str] = frozenset()
+    #: narrow float dtype -> the wider one the backend computes it in, rounding once where a
+    #: chain of such nodes ends (ONNX Runtime's CPU float16): it is also right, element by
+    #: element, where it agrees with the reference's graph rebuilt so (conformance.widened)
+    widens: Widths = field(default_factory=dict)
     source: str = ""
 
     def declines_graph(self, graph: Graph) -> str | None:
@@ -266,6 +281,16 @@ class Semantics:
         dtypes.update(np.dtype(d).name for d in graph.computed_dtypes)
         found = sorted(self.declines & dtypes)
         return found[0] if found else None
+
+    @property
+    def widening(self) -> str:
+        """What ``widens`` declares, in words: "float16 computed in float32"."""
+        return ", ".join(f"{narrow} computed in {wide}" for narrow, wide in self.widens.items())
+
+    def widens_graph(self, graph: Graph) -> bool:
+        """Whether ``graph`` takes or computes a dtype the backend widens."""
+        return bool(self.widens) and computes_narrow(graph.inputs, graph.computed_dtypes,
+                                                     self.widens)
 
 
 #: what a backend promises unless it says otherwise: everything the reference does

@@ -261,51 +261,12 @@ def mixed_sum_is_negative_zero(case) -> bool:
     return bool(np.logical_and.reduce([(t == 0) & np.signbit(t) for t in terms]).any())
 
 
-def _composite_body(x, y):
-    with np.errstate(all="ignore"):
-        return np.abs(np.where(x > y, x - y, y * y) * x.dtype.type(3) + x)
-
-
-def float16_body_needs_rounding(case) -> bool:
-    """The composite's float16 result depends on rounding intermediates to float16."""
-    x, y = case.values
-    if x.dtype != np.float16:
-        return False
-    narrow = _composite_body(x, y).astype(np.float64)
-    wide = _composite_body(x.astype(np.float32), y.astype(np.float32)).astype(np.float16)
-    return bool((~np.isclose(narrow, wide.astype(np.float64), rtol=1e-3, equal_nan=True)).any())
-
-
-def float16_mixed_sign_flips(case) -> bool:
-    """composite_multi's third output is a float16 zero where the same chain in float32 is
-    within one float16 subnormal of zero with the other sign (a cancellation to a tiny value:
-    rounded once, as ONNX Runtime does, it is a zero of that other sign)."""
-    x, y = np.broadcast_arrays(*case.values)
-    if x.dtype != np.float16:
-        return False
-    with np.errstate(all="ignore"):
-        narrow = np.log1p(x * y) + (y / np.float16(0.5)).astype(np.float16)
-        x32, y32 = x.astype(np.float32), y.astype(np.float32)
-        wide = np.log1p(x32 * y32) + y32 / np.float32(0.5)
-    tiny = np.abs(wide) <= np.float32(2.0**-24)
-    return bool(((narrow == 0) & tiny & (np.signbit(narrow) != np.signbit(wide))).any())
-
-
-def float16_intermediate_overflows(case) -> bool:
-    """composite_multi's x * y or y / 0.5 leaves float16's range (then only float16
-    rounding of the intermediate gives PyTensor's inf or nan)."""
-    x, y = (v.astype(np.float32) for v in case.values)
-    with np.errstate(all="ignore"):
-        big = np.maximum(np.abs(x * y), np.abs(y / 0.5))
-    return case.values[0].dtype == np.float16 and bool((big > 65504).any())
-
-
 # // and % in random graphs: whole operands, dividends of magnitude below 2**24 and nonzero
 # divisors up to 2**24. No division by 0 (C raises) and no INT_MIN, so neither x // -1 (C
 # dies of SIGFPE) nor the C record on negating it; and x / y is close enough to exact that
 # floor(x / y) (C, on floats) is numpy's floor_divide: |x| * u < 1 keeps a rounded
 # quotient on the same side of every integer. Not float16: ONNX Runtime skips the rounding
-# of float16 intermediates it computes in float32 (the graph row's record), and the guards'
+# of float16 intermediates it computes in float32 (its declared ``widens``), and the guards'
 # rounding and the floor turn that into a whole unit, e.g. psi(2**-14) // itself is 0.
 DIVISIONS = Composes(
     domains=(Domain(-(2**24 - 1), 2**24 - 1, integral=True),
@@ -523,9 +484,6 @@ ROWS = [
       for name in ("xlogy", "xlog1py") if hasattr(special, name)),
     Row("composite", composite, elemwise(ANY, ANY), NUMERIC, compose=True)
     .xfail(**OVERFLOWS_IN_PYTHON)
-    .xfail(backends=ORT_BACKENDS, dtypes=("float16",), blame=Blame.ONNXRUNTIME,
-           reason="float16 node chains run in float32, so float16 intermediates never overflow",
-           match="abs err", when=float16_body_needs_rounding, example=fixed(-np.inf, 65504.0))
     .xfail(backends=NUMBA_BACKENDS, dtypes=tuple(NUMBA_COMPOSITE_EXAMPLES),
            blame=Blame.PYTENSOR, cause="numba-composite-int-widens",
            reason="Numba computes a Composite's narrow ints in 64 bits, wrapping once at the end "
@@ -537,14 +495,5 @@ ROWS = [
            reason="Python scalar Add is sum(inputs), which starts from int 0: -0.0 + -0.0 "
                   "gives +0.0 (numpy and C: -0.0)",
            match=r"=-0\.0 but pytensor-py=0\.0 \(sign of zero", when=mixed_sum_is_negative_zero,
-           example=fixed(0.0, -0.0))
-    .xfail(backends=ORT_BACKENDS, dtypes=("float16",), blame=Blame.ONNXRUNTIME,
-           reason="float16 node chains run in float32, so float16 intermediates never overflow",
-           match="abs err", when=float16_intermediate_overflows,
-           example=fixed(-np.inf, -65504.0))
-    .xfail(backends=ORT_BACKENDS, dtypes=("float16",), blame=Blame.ONNXRUNTIME,
-           reason="the float16 chain runs in float32 and is rounded once: "
-                  "log1p(x * y) + y / 0.5 cancels to a tiny negative, -0.0, not float16's +0.0",
-           match=r"\(sign of zero differs\)", when=float16_mixed_sign_flips,
-           example=fixed(-2.0, 2.0**-14)),
+           example=fixed(0.0, -0.0)),
 ]

@@ -23,20 +23,6 @@ COMPOSER = Composer()
 COMPOSER.judged = frozenset(b for b in NOT_REFERENCE if b not in JAX_BACKENDS)
 
 
-def leaves_float16(case: Case) -> bool:
-    """Some float16 input is small or large enough that a product of two leaves float16's
-    range (below its smallest subnormal, or above its largest value)."""
-    return any(v.dtype == np.float16 and bool(((v != 0) & (np.abs(v) < 2.0**-12)).any()
-                                               | (np.abs(v) > 2.0**8).any())
-               for v in case.values)
-
-
-def underflow_example(dtype: str) -> Case:
-    values = (np.array(1.0, dtype), np.array(2.0**-14, dtype))
-    nodes = (("mul", (1, 1), ()), ("switch", (2, 2, 0), ()))
-    return Case(values, ((), ()), (("nodes", nodes), ("outputs", (3,))))
-
-
 def repeats_zero_times(case: Case) -> bool:
     """Some node (in a body too) repeats a whole axis zero times with a constant count."""
     return any(name == "repeat_scalar" and dict(params).get("r") == 0
@@ -269,11 +255,6 @@ ROWS = [
     Row("random_graph", COMPOSER.build, COMPOSER.cases,
         ("bool", "int8", "int32", "int64", "uint8", "float16", "float32", "float64"),
         code=COMPOSER.code, signed_zeros=COMPOSER.judges_zero_signs)
-    .xfail(backends=("onnxruntime", "onnxruntime-rewritten"), dtypes=("float16",),
-           blame=Blame.ONNXRUNTIME,
-           reason="ONNX Runtime's optimizer keeps float16 node chains in float32, so an "
-                  "intermediate that leaves float16's range does not underflow or overflow",
-           match="abs err", when=leaves_float16, example=underflow_example)
     .xfail(backends=("onnxruntime", "onnxruntime-rewritten"), blame=Blame.ONNXRUNTIME_OPTIMIZER,
            cause="ort-expand-elimination-zero",
            reason="ExpandElimination drops an Expand to a constant shape with a 0 where its "

@@ -513,9 +513,6 @@ ROWS = [
     Row("cumsum", lambda x, axis: cumsum(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL,
         compose=scans(EXACT_SUM), grid=(ANY,))
     .xfail(**CUM_DTYPE_BUG)
-    .xfail(backends=ORT_BACKENDS, dtypes=("float16",), blame=Blame.ONNXRUNTIME,
-           reason="CumSum on float16 accumulates in float32: float16 overflow and rounding differ",
-           match="abs err", example=fixed([65504, 65504, -65504], params=AXIS_NONE))
     .xfail(**on_jax(CUM_DTYPE_BUG, dtypes=NARROW_INTS)),
     Row("cumprod", lambda x, axis: cumprod(x, axis=axis), axis_cases(layouts=SCAN_LAYOUTS), ALL,
         compose=scans(EXACT_PROD), grid=(ANY,))
