@@ -18,6 +18,7 @@ import pickle
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample, Unsatisfiable
@@ -47,6 +48,10 @@ def _draws_or_none(strategy) -> list[Case]:
         return []
 
 
+def _filled(case: Case) -> bool:
+    return all(np.size(v) for v in case.values)
+
+
 def richness(case: Case) -> tuple:
     """Sort key, richest first: more axes, more broadcast axes, then a stable tie-break."""
     axes = sum(len(s) for s in case.static)
@@ -68,7 +73,11 @@ def canonical_cases(factory, dtypes: Sequence[str]) -> dict[str, Case]:
     for position, dtype in enumerate(reversed(dtypes)):
         layouts: dict = {}
         for case in drawn_for[dtype]:
-            layouts.setdefault(case.graph_key(), case)
+            # of the draws of one layout, the first whose operands all hold values: an
+            # empty one leaves the special-value grid, which fills the case, nothing to fill
+            old = layouts.setdefault(case.graph_key(), case)
+            if not _filled(old) and _filled(case):
+                layouts[case.graph_key()] = case
         ordered = sorted(layouts.values(), key=richness)
         if ordered:
             chosen[dtype] = ordered[position % len(ordered)]
