@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 #: One row of each registry category, every dtype each has (tests: ROWS covers CATEGORIES).
 ROWS = ("add", "exp", "sum", "softmax", "dimshuffle", "alloc", "subtensor", "dot", "extract_diag",
+        "cho_solve",
         "deep_copy", "repeat",
         "random_graph", "erf", "scan_cumulative")
 TESTS = "conformance/test_conformance.py"

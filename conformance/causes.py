@@ -70,6 +70,20 @@ CAUSES = {
     "nlinalg-perform-float16":
         "Det, MatrixInverse and SLogDet accept float16 (declaring a float32 result) but "
         "perform hands it to numpy.linalg, which has no float16, and raises",
+    "numba-linalg-nonfinite":
+        "the Numba kernels of Det, SLogDet and MatrixInverse (numba's numpy.linalg) raise "
+        "LinAlgError('Array must not contain infs or NaNs') where perform (numpy) returns nan "
+        "or inf: det([[inf]]) is inf",
+    "openblas-getf2-subnormal-pivot":
+        "the OpenBLAS in numpy's and scipy's wheels factorises a float64 matrix whose LU "
+        "meets a subnormal pivot without dividing that pivot's column by it: "
+        "det([[5e-324, 1], [5e-324, 2]]) is 1e-323, not 5e-324 (reference LAPACK's getf2 "
+        "divides when the pivot is below sfmin)",
+    "jax-det-closed-form":
+        "jax.numpy.linalg.det computes 2x2 and 3x3 determinants by the cofactor formula, "
+        "which is not backward stable: an ill-conditioned 3x3 matrix loses cond * u "
+        "relative accuracy where an LU keeps it (det of 2.000009 * I + 2 off the diagonal: "
+        "4.8600057e-10, not 4.8600073e-10)",
     "reference-gather-empty":
         "the reference evaluator's Gather (numpy.take) checks no index when its output is "
         "empty; the ONNX spec makes any out-of-range index an error (ONNX Runtime raises)",
