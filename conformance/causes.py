@@ -70,6 +70,15 @@ CAUSES = {
     "nlinalg-perform-float16":
         "Det, MatrixInverse and SLogDet accept float16 (declaring a float32 result) but "
         "perform hands it to numpy.linalg, which has no float16, and raises",
+    "numpy-add-at-broadcast-values":
+        "numpy 2.4's ufunc.at with a 2-d index array and values that broadcast over its "
+        "leading axis reads the values past their buffer: np.add.at(np.zeros(4), "
+        "np.array([[0, 0], [3, 0], [0, 0]]), np.array([1., 2.])) gives [3, 0, 0, 1.6e-322], "
+        "not [8, 0, 0, 1]",
+    "numba-int-min-div-minus-one":
+        "PyTensor's Numba IntDiv and Mod of narrow signed ints compute in their own width: "
+        "the minimum // -1 gives 0 (numpy wraps to the minimum) and the minimum % -1 traps "
+        "(SIGFPE) on x86, where numpy gives 0",
     "numba-linalg-nonfinite":
         "the Numba kernels of Det, SLogDet and MatrixInverse (numba's numpy.linalg) raise "
         "LinAlgError('Array must not contain infs or NaNs') where perform (numpy) returns nan "

@@ -45,8 +45,9 @@ class Member:
     values: Sequence[np.ndarray]
     #: what building the graph raised (its rewrites, say): the member's result on any input
     error: BaseException | None = None
-    #: the reference raises on ``values``: a backend that cannot tell which member of a
-    #: batch raised compiles it apart (see backends.numba)
+    #: the reference raises on ``values``, or they are a record's example (which may crash
+    #: the process): a backend that cannot tell which member of a batch raised, or whose
+    #: other members' values run with every member's, compiles it apart (backends.numba)
     raises: bool = False
 
 

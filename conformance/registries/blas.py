@@ -367,7 +367,8 @@ ROWS = [
                          static=((1, None, None), (None, None, None))))
     .xfail(**ort_empty_contraction(fixed(np.ones((1, 2, 0)), np.ones((1, 0, 2)))))
     .xfail(backends=("pytensor-numba-opt",), blame=Blame.PYTENSOR, cause="numba-int-batched-dot",
-           dtypes=("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
+           dtypes=("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                   "uint64"),
            reason="the NUMBA mode makes an integer matmul with unknown batch axes a BatchedDot, "
                   "which Numba cannot type", match="raised TypingError",
            example=fixed(np.ones((1, 1, 1)), np.ones((1, 1, 1))))

@@ -79,8 +79,13 @@ def canonical_cases(factory, dtypes: Sequence[str]) -> dict[str, Case]:
             if not _filled(old) and _filled(case):
                 layouts[case.graph_key()] = case
         ordered = sorted(layouts.values(), key=richness)
-        if ordered:
-            chosen[dtype] = ordered[position % len(ordered)]
+        if not ordered:
+            continue
+        chosen[dtype] = ordered[position % len(ordered)]
+        if not _filled(chosen[dtype]) and (filled := [c for c in ordered if _filled(c)]):
+            # a layout drawn only empty has nothing for the grid to fill: another one is
+            # taken (the random draws still bring empty values to every layout)
+            chosen[dtype] = filled[position % len(filled)]
     return chosen
 
 
