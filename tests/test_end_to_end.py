@@ -100,4 +100,6 @@ def test_another_opset_leaves_the_pytensor_backends_to_the_first(tmp_path):
     (index,) = [i for i, k in enumerate(other["known"]) if k["reason"].startswith(reason)]
     unjudged = [k["reason"] for k in other.get("known_unjudged", [])]
     assert str(index) in other["xfail_seen"] or any(r.startswith(reason) for r in unjudged)
-    assert first["outcome"] == other["outcome"] == "xfailed"
+    # whether the other opset sees a divergence at all depends on its cases' values
+    assert first["outcome"] == "xfailed" and other["outcome"] in ("xfailed", "passed"), (
+        first["outcome"], other["outcome"])
