@@ -171,6 +171,8 @@ NUMBA_INT_MIN_BY_MINUS_ONE = {
     "backends": NUMBA_BACKENDS, "dtypes": ("int8", "int16"), "blame": Blame.PYTENSOR,
     "cause": "numba-int-min-div-minus-one", "when": int_min_by_minus_one,
     "example": lambda d: fixed(np.iinfo(d).min, -1)(d),
+    # LLVM leaves min / -1 undefined: x86's idiv traps, ARM's sdiv wraps to the minimum
+    "cpu": "x86 CPUs (idiv traps on the minimum divided by -1; ARM's sdiv wraps)",
 }
 
 
