@@ -186,7 +186,7 @@ def test_random_graph_cancellation_record_covers_the_mean_of_an_empty_value():
 #: bounds (a grid value there is a different test: an invalid shape), or the values are
 #: never read (shape, *_like).
 NO_GRID = {"shape", "shape_i", "alloc_empty", "arange", "arange_dtype", "eye", "tri",
-           "zeros_like", "ones_like", "empty_like", "index_out_of_bounds", "random_graph",
+           "zeros_like", "ones_like", "empty_like", "index_out_of_bounds",
            # one operand, ill-conditioned by construction (the test): a grid makes it arbitrary
            "det_illcond", "slogdet_illcond", "cholesky_illcond", "inv_illcond"}
 #: Rows still to declare their grid (issue 25): taken off as they are declared.
