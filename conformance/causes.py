@@ -48,6 +48,10 @@ CAUSES = {
         "C maximum/minimum go through double (the nan(\"\") branch of the scalar ops' C code), "
         "so 64-bit integers lose low bits in Elemwise maximum/minimum, Max/Min and softmax's "
         "inner max",
+    "numpy-einsum-presum-zero-sign":
+        "numpy 2.4's einsum(optimize=True) (its batched-matmul path) sums a contracted "
+        "length-1 axis of each operand on its own before multiplying, and that sum turns -0.0 "
+        "into +0.0: np.einsum('ij,ij->', [[-0.0]], [[-1.0]], optimize=True) is -0.0, not +0.0",
     "numpy-minmax-opposite-zeros":
         "the Python linker's float32/float64 maximum/minimum and Max/Min (numpy's SIMD loops) "
         "return x2 of two opposite zeros, the C code x1 as numpy documents "
