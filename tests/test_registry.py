@@ -189,8 +189,6 @@ NO_GRID = {"shape", "shape_i", "alloc_empty", "arange", "arange_dtype", "eye", "
            "zeros_like", "ones_like", "empty_like", "index_out_of_bounds",
            # one operand, ill-conditioned by construction (the test): a grid makes it arbitrary
            "det_illcond", "slogdet_illcond", "cholesky_illcond", "inv_illcond"}
-#: Rows still to declare their grid (issue 25): taken off as they are declared.
-GRID_PENDING: set[str] = set()
 
 
 def test_every_row_runs_the_special_value_grid_or_says_why_not():
@@ -199,8 +197,8 @@ def test_every_row_runs_the_special_value_grid_or_says_why_not():
     rows = {r.name: r for r in registries.all_rows()}
     without = {name for name, r in rows.items()
                if not isinstance(r.cases, elemwise | reduction) and r.grid is None}
-    assert without - NO_GRID - GRID_PENDING == set(), "declare the row's grid (Row.grid)"
-    assert (NO_GRID | GRID_PENDING) - without == set(), "a listed row has a grid now: unlist it"
+    assert without - NO_GRID == set(), "declare the row's grid (Row.grid)"
+    assert NO_GRID - without == set(), "a listed row has a grid now: unlist it"
 
 
 def test_every_row_judges_zero_signs_on_some_cases():
