@@ -26,6 +26,13 @@ def covers(k: Known, backend: str, message: str, actual, case: Case, *, refused:
                                             f"{describe_error(actual)}", case)
 
 
+def shared_fault(known, backend: str, case: Case) -> Known | None:
+    """The record of a reference fault that ``backend`` shares (``Known.shared_by``) and
+    that holds on ``case``: the backend agreed with the reference there, which is as wrong."""
+    return next((k for k in known if backend in k.shared_by
+                 and (k.when is None or k.when(case))), None)
+
+
 def covering_together(known, backend: str, message: str, case: Case, where: dict) -> tuple:
     """The records that between them describe every disagreeing element (each element by
     at least one of them: a nan by one record, a tiny value by another), or () if some

@@ -25,7 +25,7 @@ from conformance.backends import (
 from conformance.backends.base import Crashed, Hung
 from conformance.backends.cbatch import Member
 from conformance.blame import classify
-from conformance.covering import covering_together, covers
+from conformance.covering import covering_together, covers, shared_fault
 from conformance.oracle import (
     Comparison,
     also_tried,
@@ -117,10 +117,18 @@ class Spec:
         (not one that declines the dtype by design), whether or not they hold for the
         installed releases (their examples always run). Against another converter, those
         blamed on the converter describe the project's, so they neither excuse nor XPASS."""
-        running = {b for b in self.backends
-                   if self.dtype not in BACKENDS[b].semantics.declines}  # nothing to show
-        return tuple(k for k in self.row.known_for(self.dtype) if running & set(k.backends)
+        return tuple(k for k in self.row.known_for(self.dtype) if self.showing(k)
                      and (self.own_converter or k.blame != Blame.CONVERTER))
+
+    def showing(self, known: Known) -> tuple[str, ...]:
+        """The running backends that could show ``known``: those it names (``backends``, and
+        ``shared_by`` for a fault they share with the reference), less those that
+        decline the dtype by design and, for a divergence only a zero's sign shows, those
+        that do not promise signed zeros (a run of Numba alone beside the reference neither
+        shows nor contradicts the C backends' record)."""
+        return tuple(b for b in self.backends if (b in known.backends or b in known.shared_by)
+                     and self.dtype not in BACKENDS[b].semantics.declines
+                     and (BACKENDS[b].semantics.signed_zeros or not known.about_zero_signs))
 
     @property
     def known(self) -> tuple:
@@ -144,6 +152,8 @@ class Verdict:
     refused: bool = False
     #: the backend does not run such graphs by design (backends.Declined)
     declined: bool = False
+    #: it agreed with the reference where a record says both are wrong (Known.shared_by)
+    shared: bool = False
 
     @property
     def outcome(self) -> CellOutcome:
@@ -483,18 +493,24 @@ class Harness:
                 cmp = Comparison(False, f"{name} raised {describe_error(actual)} but "
                                         f"{REFERENCE.name} raised {describe_error(expected)}; "
                                         f"a failed conversion is not agreement [{description}]")
+            shared = None if not cmp.ok or isinstance(actual, BaseException) else shared_fault(
+                known, name, case)
+            if shared is not None:
+                cmp = Comparison(False, f"{name} agrees with {REFERENCE.name} where the record "
+                                        f"says it is wrong: shares its fault ({shared.reason}) "
+                                        f"[{description}]")
             where = {}
             # an element of an elementwise op's output comes from the same element of its
             # operands (broadcast); any other op's may come from anywhere in them
             if (isinstance(spec.row.cases, elemwise) and cmp.where is not None
                     and not isinstance(actual, BaseException)):
                 where = {"shape": actual[cmp.where[0]].shape, "elements": cmp.elements}
-            covering = () if cmp.ok else tuple(
+            covering = (shared,) if shared else () if cmp.ok else tuple(
                 k for k in known if covers(k, name, cmp.message, actual, case, refused=refused,
                                            records_refusals=self.claims_every_row,
                                            where=where))
             if not cmp.ok and where and not covering:
                 covering = covering_together(known, name, cmp.message, case, where)
             outcome.verdicts.append(Verdict(name, cmp, covering[0] if covering else None,
-                                            covering, refused))
+                                            covering, refused, shared=shared is not None))
         return outcome

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from conformance.registry import Tol
+from conformance.registry import ZERO_SIGN_WORDS, Tol
 
 Outputs = Sequence[np.ndarray] | BaseException
 
@@ -217,7 +217,7 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
             if signed_zeros and (found := _zero_sign_differs(a, e)) is not None:
                 return Comparison(False, f"{backend}: {_where(len(expected), i, found)}="
                                          f"{_value(a[found])} but {reference}={_value(e[found])}"
-                                         f" (sign of zero differs){suffix}",
+                                         f" ({ZERO_SIGN_WORDS} differs){suffix}",
                                   worst_abs, worst_rel, worst_ulp, (i, found),
                                   _indices(_zero_signs_differ(a, e)))
             continue
@@ -255,7 +255,7 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
         if signed_zeros and (found := _zero_sign_differs(a, e)) is not None:
             return Comparison(False, f"{backend}: {_where(len(expected), i, found)}="
                                      f"{_value(a[found])} but {reference}={_value(e[found])} "
-                                     f"(sign of zero differs){suffix}",
+                                     f"({ZERO_SIGN_WORDS} differs){suffix}",
                               worst_abs, worst_rel, worst_ulp, (i, found),
                               _indices(_zero_signs_differ(a, e)))
     return Comparison(True, "", worst_abs, worst_rel, worst_ulp)

@@ -117,6 +117,11 @@ class Case:
         return f"{op}({args}{extra})"
 
 
+#: the oracle's words for a zero of the wrong sign: a record whose ``match`` asks for them can
+#: only be shown by a backend that promises signed zeros
+ZERO_SIGN_WORDS = "sign of zero"
+
+
 @dataclass(frozen=True)
 class Known:
     """A recorded divergence: a strict expected failure of some backends on some dtypes.
@@ -151,6 +156,10 @@ class Known:
     #: the bug depends on the CPU (which SIMD kernels run): where its example does not show
     #: on this machine, the run warns, naming the CPU, instead of failing (strict XPASS)
     cpu: str | None = None
+    #: backends whose own code shares the reference's fault that the record describes: they
+    #: agree with the reference where ``when`` holds, which is as wrong, so their cell is an
+    #: expected failure too; strictly (one that stops agreeing there fails the run)
+    shared_by: tuple[str, ...] = ()
 
     @property
     def package(self) -> str | None:
@@ -170,7 +179,7 @@ class Known:
         ``when`` holds, on each disagreeing element (``elements`` of an output of ``shape``)
         where the case is elementwise, else on the whole case. So a nan elsewhere in the
         case never excuses a wrong value at 0.5."""
-        if backend not in self.backends:
+        if backend not in self.backends and backend not in self.shared_by:
             return False
         if self.match is not None and not re.search(self.match, message):
             return False
@@ -188,6 +197,9 @@ class Known:
             raise ValueError(f"Known.reason must be one non-empty line, got {self.reason!r}")
         if not self.backends:
             raise ValueError("Known.backends must name at least one backend")
+        if both := sorted(set(self.backends) & set(self.shared_by)):
+            raise ValueError(f"Known({self.reason!r}): {both} cannot both disagree with the "
+                             "reference (backends=) and share its fault (shared_by=)")
         if not isinstance(self.blame, Blame):
             raise ValueError(f"Known.blame must be a Blame, got {self.blame!r}")
         if self.example is None:
@@ -203,6 +215,13 @@ class Known:
 
     def applies(self, dtype: str) -> bool:
         return self.dtypes is None or dtype in self.dtypes
+
+    @property
+    def about_zero_signs(self) -> bool:
+        """Whether only a zero's sign can show the divergence (its ``match`` asks for the
+        oracle's words for that, with no alternative): a backend that does not promise
+        signed zeros never does."""
+        return self.match is not None and ZERO_SIGN_WORDS in self.match and "|" not in self.match
 
 
 CaseFactory = Callable[[str], "object"]  # dtype -> hypothesis strategy of Case
@@ -299,6 +318,7 @@ class Row:
         dtypes: Sequence[str] | None = None, example: Callable[[str], Case] | None = None,
         match: str | None = None, when: Callable[[Case], bool] | None = None,
         versions: str | None = None, cause: str | None = None, cpu: str | None = None,
+        shared_by: Sequence[str] = (),
     ) -> Row:
         """A copy of the row with one more strict expected failure (chainable)."""
         if isinstance(backends, str):
@@ -307,7 +327,7 @@ class Row:
         if bad:
             raise ValueError(f"Row {self.name!r}: xfail dtypes {bad} are not among {self.dtypes}")
         known = Known(tuple(backends), reason, blame, tuple(dtypes) if dtypes else None,
-                      example, match, when, versions, cause, cpu)
+                      example, match, when, versions, cause, cpu, tuple(shared_by))
         return dataclasses.replace(self, known=(*self.known, known))
 
     def judges_zero_signs(self, case: Case) -> bool:
@@ -342,6 +362,12 @@ JAX_BACKENDS = ("pytensor-jax", "pytensor-jax-opt")
 PYTENSOR_COMPILED = (*C_BACKENDS, *NUMBA_BACKENDS, *JAX_BACKENDS)
 #: every backend but the reference: for records of the reference's own faults
 NOT_REFERENCE = (*PYTENSOR_COMPILED, *ONNX_BACKENDS)
+
+
+def without_numba(backends: tuple[str, ...]) -> tuple[str, ...]:
+    """``backends`` but the Numba pair: for a fault of the reference that Numba's kernel
+    shares, so that Numba agrees with the reference and never shows it."""
+    return tuple(b for b in backends if b not in NUMBA_BACKENDS)
 
 
 ALL_DTYPES = (

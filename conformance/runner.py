@@ -15,6 +15,7 @@ from hypothesis.database import ExampleDatabase
 
 from conformance import hardware, interrupt
 from conformance import versions as releases
+from conformance.backends import REFERENCE
 from conformance.harness import CaseOutcome, Harness, Spec, case_code
 from conformance.registry import Known
 from conformance.strategies import grid, layouts
@@ -35,6 +36,11 @@ class Observed:
     #: failures with another culprit, seen after the first (mostly while shrinking): noted
     #: in the failure record, not raised, so that Hypothesis never shrinks toward them
     others: list[str] = field(default_factory=list)
+    #: graph key -> the backends that declined that graph (Numba on an op it has no kernel
+    #: for): a record only they could show is not judged, as for the converter's refusals
+    declined: dict[object, set[str]] = field(default_factory=dict)
+    #: (record index, backend) for each backend seen sharing the reference's fault it records
+    shared: set[tuple[int, str]] = field(default_factory=set)
 
     def keeps_blame(self, outcome: CaseOutcome) -> bool:
         """Whether ``outcome``'s failure may be raised: the first, or one with its culprit.
@@ -143,6 +149,11 @@ def check(spec: Spec, harness: Harness, session) -> dict:
         outcome = harness.run(spec, case)
         session.record_example(spec, outcome)
         observed.refusals.note(outcome)
+        for verdict in outcome.verdicts:
+            if verdict.declined:
+                observed.declined.setdefault(case.graph_key(), set()).add(verdict.backend)
+            if verdict.shared:
+                observed.shared.add((known.index(verdict.known), verdict.backend))
         if session.target_error:
             for verdict in outcome.verdicts:
                 ulp = verdict.comparison.max_ulp
@@ -217,7 +228,10 @@ def check(spec: Spec, harness: Harness, session) -> dict:
     unseen = [k for i, k in enumerate(known) if i not in observed.known_seen]
     unjudged = refusals.unjudged(unseen, spec)  # their examples were refused: not XPASS
     # a backend that could have shown them runs in the first opset's test, not here
-    unjudged += [k for k in unseen if k not in unjudged and set(k.backends) & set(spec.deferred)]
+    unjudged += [k for k in unseen if k not in unjudged
+                 and {*k.backends, *k.shared_by} & set(spec.deferred)]
+    unjudged += [k for k in unseen if k not in unjudged and set(spec.showing(k)) <= observed
+                 .declined.get(k.example(spec.dtype).graph_key(), set())]
     unseen = [k for k in unseen if k not in unjudged]
     if unjudged:
         record["known_unjudged"] = [_known_json(k) for k in unjudged]
@@ -246,11 +260,19 @@ def check(spec: Spec, harness: Harness, session) -> dict:
                 f"{spec.test_id}: recorded divergence does not show on this CPU, {here} "
                 f"({k.blame}: {k.reason}; shows with {k.cpu})"), stacklevel=1)
         unseen = [k for k in unseen if not k.cpu]
-    if unseen:
+    # a backend that no longer shares the reference's fault on the record's example is fixed
+    unshared = [(k, b) for i, k in enumerate(known) for b in spec.showing(k) if b in k.shared_by
+                and (i, b) not in observed.shared and b not in observed.declined.get(
+                    k.example(spec.dtype).graph_key(), ())]
+    if unseen or unshared:
         record["outcome"] = "failed"
-        lines = [f"XPASS(strict) {spec.test_id}: {', '.join(k.backends)} now agree "
+        lines = [f"XPASS(strict) {spec.test_id}: {b} no longer agrees with {REFERENCE.name} "
+                 f"where it is wrong ({k.blame}: {k.reason}); remove it from the record's "
+                 f"shared_by" for k, b in unshared]
+        lines += [f"XPASS(strict) {spec.test_id}: {', '.join(spec.showing(k))} now agree "
                  f"({k.blame}: {k.reason}); {_fix_hint(k)}" for k in unseen]
-        record["failure"] = {"message": "\n".join(lines), "blame": str(unseen[0].blame)}
+        record["failure"] = {"message": "\n".join(lines),
+                             "blame": str((unseen or [k for k, _ in unshared])[0].blame)}
         session.record_test(record)
         pytest.fail("\n".join(lines), pytrace=False)
     if refusals.refused and not refusals.converted:
@@ -305,7 +327,7 @@ class FixedUpstream(UserWarning):
 def _known_json(k: Known) -> dict:
     return {"backends": list(k.backends), "reason": k.reason, "blame": str(k.blame),
             "dtypes": list(k.dtypes) if k.dtypes else None, "versions": k.versions,
-            "package": k.package}
+            "package": k.package, **({"shared_by": list(k.shared_by)} if k.shared_by else {})}
 
 
 def repro_command(bundle: Path) -> str:

@@ -15,6 +15,7 @@ from conformance.backends.numba import NumbaBatch, semantics
 from conformance.harness import Harness, Spec
 from conformance.registries import row_named
 from conformance.registry import Case
+from converter import to_onnx
 
 try:
     from pytensor.graph.traversal import io_toposort
@@ -103,3 +104,50 @@ def test_numba_opt_compiles_the_numba_modes_rewrites_not_the_c_ones():
     numba_ops = {type(n.op).__name__ for n in io_toposort([x, y], numba_outputs)}
     assert ops & {"Gemm", "Dot22", "Dot22Scalar"}, ops  # BLAS in the C mode
     assert not numba_ops & {"Gemm", "Dot22", "Dot22Scalar"}, numba_ops
+
+
+def test_a_zero_sign_record_is_left_to_the_backends_that_promise_signed_zeros(monkeypatch):
+    """A run of Numba alone beside the reference neither shows nor contradicts a record that
+    only a zero's sign shows (scalar_add's: the Python linker's -0.0 + -0.0 = +0.0): with
+    fast-math, Numba promises no zero sign, so the record is not judged (was a strict XPASS
+    naming backends that did not run); without fast-math it is, as on C."""
+    row = row_named("scalar_add")
+    (record,) = [k for k in row.known_for("float64") if k.about_zero_signs]
+    assert "pytensor-numba" in record.backends
+    numba_only = Spec(row, "float64", 21, ("pytensor-py", "pytensor-numba"))
+    with_c = Spec(row, "float64", 21, ("pytensor-py", "pytensor-numba", "pytensor-c"))
+    monkeypatch.setattr(pytensor.config, "numba__fastmath", True)
+    assert record not in numba_only.records
+    assert with_c.showing(record) == ("pytensor-c",)
+    monkeypatch.setattr(pytensor.config, "numba__fastmath", False)
+    assert numba_only.showing(record) == ("pytensor-numba",)
+    # a record that other values show too stays with every backend it names
+    assert not any(k.about_zero_signs for k in row_named("sum_exp_fused").known)
+
+
+ROUND = row_named("round_half_away_from_zero")
+(ROUND_SHARED,) = [k for k in ROUND.known if k.shared_by]
+
+
+def test_a_kernel_that_shares_the_references_fault_is_an_expected_failure_not_a_pass():
+    """Numba rounds 0.49999999999999994 to 1 as the Python reference does (floor(x + 0.5)):
+    agreeing with a reference the record says is wrong is as wrong, so the cell is the
+    record's expected failure; where the record does not hold, agreement is a pass."""
+    assert ROUND_SHARED.shared_by == ("pytensor-numba", "pytensor-numba-opt")
+    spec = Spec(ROUND, "float64", 21, ("pytensor-py", "pytensor-numba"))
+    harness = Harness(to_onnx)
+    harness.start(spec)
+    tie = harness.run(spec, ROUND_SHARED.example("float64"))
+    (verdict,) = tie.verdicts
+    assert verdict.shared and verdict.known is ROUND_SHARED, verdict.comparison.message
+    assert "agrees with pytensor-py where the record says it is wrong" in (
+        verdict.comparison.message)
+    assert not tie.unexpected
+    plain = harness.run(spec, Case((np.array([0.25, 2.5]),), ((None,),)))
+    assert plain.verdicts[0].comparison.ok and not plain.verdicts[0].shared
+
+
+def test_a_record_cannot_both_name_a_backend_and_say_it_shares_the_fault():
+    with pytest.raises(ValueError, match="share its fault"):
+        ROUND.xfail(backends=("pytensor-numba",), shared_by=("pytensor-numba",),
+                    reason="r", blame=ROUND_SHARED.blame, example=ROUND_SHARED.example)

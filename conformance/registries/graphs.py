@@ -252,6 +252,13 @@ def log1mexp_twice_example(dtype: str, x: float | None = None) -> Case:
     return Case((np.array([x], dtype),), ((None,),), (("nodes", nodes), ("outputs", (2,))))
 
 
+LOG1MEXP_TWICE = {
+    "backends": ("pytensor-c-opt", "pytensor-numba-opt", "onnxruntime-rewritten"),
+    "blame": Blame.PYTENSOR, "when": log1mexp_twice_differs, "example": log1mexp_twice_example,
+    "reason": "the rewrites take log1mexp(log1mexp(x)) to x for x <= 0, which differs where "
+              "x is +0.0 (exactly -0.0) or exp(x) underflows (exactly -inf)",
+}
+
 ROWS = [
     Row("random_graph", COMPOSER.build, COMPOSER.cases,
         ("bool", "int8", "int32", "int64", "uint8", "float16", "float32", "float64"),
@@ -274,16 +281,14 @@ ROWS = [
            reason="the default rewrites take int32/int64 arithmetic not to overflow: -x * y "
                   "becomes -1.0 * x * y, which differs where -x wraps (x the minimum)",
            when=overflows_signed, example=negated_minimum_example)
-    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
+    .xfail(backends=("pytensor-c-opt", "pytensor-numba-opt", "onnxruntime-rewritten"),
+           blame=Blame.PYTENSOR,
            reason="the default rewrites cancel like terms (x - x to 0, x == x to True, a "
                   "mean's n / n to 1), which holds for finite nonzero x: nan, inf, -0.0 differ",
            when=cancels_unlike_finite_math, example=cancelled_example)
-    .xfail(backends=("pytensor-c-opt", "pytensor-numba-opt", "onnxruntime-rewritten"),
-           blame=Blame.PYTENSOR,
-           reason="the rewrites take log1mexp(log1mexp(x)) to x for x <= 0, which differs where "
-                  "x is +0.0 (exactly -0.0) or exp(x) underflows (exactly -inf)",
-           match=r"abs err inf|=0\.0 but pytensor-py=-0\.0 \(sign of zero differs\)",
-           when=log1mexp_twice_differs, example=log1mexp_twice_example)
+    .xfail(**LOG1MEXP_TWICE,
+           dtypes=("int8", "int32", "int64", "float16", "float32", "float64"),
+           match=r"abs err inf|=0\.0 but pytensor-py=-0\.0 \(sign of zero differs\)")
     .xfail(backends=("onnxruntime-rewritten",), dtypes=("float16", "float32", "float64"),
            blame=Blame.ONNXRUNTIME, cause="ort-where-negative-zero",
            reason="log1mexp(log1mexp(x)) is rewritten to a Where selecting x, and ONNX Runtime's "
@@ -321,3 +326,8 @@ if _xlog1py is not None:
         reason="the rewrites fold log1p(True) in xlog1py to a float32 constant, which a float64 "
                "Composite's C code writes as the text 0.6931472, a different double",
         match="abs err", when=log1p_of_true_in_c, example=log1p_of_true_in_c_example)
+
+# bool and uint8 inputs never underflow exp: only the zero's sign shows, which fast-math Numba
+# does not promise (a record of its own, so a run of Numba alone leaves it unjudged)
+ROWS[0] = ROWS[0].xfail(**LOG1MEXP_TWICE, dtypes=("bool", "uint8"),
+                        match=r"=0\.0 but pytensor-py=-0\.0 \(sign of zero differs\)")
