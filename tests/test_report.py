@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.report import context, render_report
+from conformance.report import context, matrix, render_report
 from conformance.report.code import counterexample
 from conformance.results import ResultsWriter, error_bin, merge
 
@@ -231,3 +231,17 @@ def test_coverage_shows_value_classes_per_operand(tmp_path):
     # an op of one operand shows no breakdown
     log = html.split('id="coverage"')[1].split("<td>log</td>")[1].split("</tr>")[0]
     assert "x0" not in log
+
+
+def test_a_backend_sharing_the_references_fault_is_blamed_in_its_cell(tmp_path):
+    shared = {"backends": ["pytensor-c"], "shared_by": ["pytensor-numba"], "blame": "pytensor",
+              "reason": "Python rounds with floor(x + 0.5)", "dtypes": None, "versions": None}
+    test = _test("round[float64]", "round", "float64", "xfailed",
+                 {"pytensor-c": _cell(x=1), "pytensor-numba": _cell(x=1)},
+                 known=[shared], seen={"0": "pytensor-numba agrees with pytensor-py where ..."})
+    d = {**doc(), "tests": [test]}
+    d["run"] = {**d["run"], "backends": ["pytensor-py", "pytensor-c", "pytensor-numba"]}
+    (row,) = matrix.rows(d, ["pytensor-c", "pytensor-numba"])
+    assert [c["blames"] for c in row["cells"]] == [["pytensor"], ["pytensor"]]
+    html = render_report(d, tmp_path / "r.html").read_text()
+    assert "shared by pytensor-numba" in html

@@ -97,3 +97,12 @@ def test_a_cpu_dependent_record_that_does_not_show_here_warns_and_stays_green(tm
     assert record["cpu"] == "CPUs with AVX-512 FP16 (made up)"
     assert record["installed"] and doc["run"]["cpu"]["model"]
     assert "Not on this CPU" in (tmp_path / "conformance.html").read_text()
+
+
+def test_a_backend_that_stops_sharing_the_references_fault_fails_the_run(tmp_path):
+    run = conformance(f"{TESTS}::test_op[round_half_away_from_zero[float64]]", "--opsets",
+                      "default", "-n", "0", "--backends", "pytensor-py,onnxruntime",
+                      "-p", "unshared_fault", tmp_path=tmp_path)
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert ("XPASS(strict) round_half_away_from_zero[float64]: onnxruntime no longer agrees "
+            "with pytensor-py where it is wrong") in run.stdout, run.stdout[-3000:]

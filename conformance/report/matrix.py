@@ -60,7 +60,8 @@ def _blames(test: dict, backend: str, state: str, unseen: list[dict]) -> list[st
         known = test.get("known") or []
     else:
         return []
-    return sorted({k.get("blame") or "unknown" for k in known if backend in k.get("backends", [])})
+    return sorted({k.get("blame") or "unknown" for k in known
+                   if backend in k.get("backends", []) or backend in k.get("shared_by", [])})
 
 
 def _title(backend: str, cell: dict) -> str:
