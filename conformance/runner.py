@@ -230,8 +230,10 @@ def check(spec: Spec, harness: Harness, session) -> dict:
     # a backend that could have shown them runs in the first opset's test, not here
     unjudged += [k for k in unseen if k not in unjudged
                  and {*k.backends, *k.shared_by} & set(spec.deferred)]
-    unjudged += [k for k in unseen if k not in unjudged and set(spec.showing(k)) <= observed
-                 .declined.get(k.example(spec.dtype).graph_key(), set())]
+    declined = {i: observed.declined.get(k.example(spec.dtype).graph_key(), set())
+                for i, k in enumerate(known)}  # the backends that declined each example
+    unjudged += [k for i, k in enumerate(known) if k in unseen and k not in unjudged
+                 and set(spec.showing(k)) <= declined[i]]
     unseen = [k for k in unseen if k not in unjudged]
     if unjudged:
         record["known_unjudged"] = [_known_json(k) for k in unjudged]
@@ -262,8 +264,7 @@ def check(spec: Spec, harness: Harness, session) -> dict:
         unseen = [k for k in unseen if not k.cpu]
     # a backend that no longer shares the reference's fault on the record's example is fixed
     unshared = [(k, b) for i, k in enumerate(known) for b in spec.showing(k) if b in k.shared_by
-                and (i, b) not in observed.shared and b not in observed.declined.get(
-                    k.example(spec.dtype).graph_key(), ())]
+                and (i, b) not in observed.shared and b not in declined[i]]
     if unseen or unshared:
         record["outcome"] = "failed"
         lines = [f"XPASS(strict) {spec.test_id}: {b} no longer agrees with {REFERENCE.name} "
