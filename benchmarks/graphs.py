@@ -120,3 +120,23 @@ def ort_session(model, *, optimize: bool = True):
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return ort.InferenceSession(model.SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
+
+
+def call_floor(model, outputs):
+    """A model with ``model``'s inputs and outputs that computes nothing: each output is a
+    stored copy of ``outputs`` (what the real model returns). Timed like the real model, it
+    is the least any export of the same function can cost per ONNX Runtime call (feeding
+    the inputs, returning the outputs), however lean its graph."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    stored = [numpy_helper.from_array(np.asarray(value), f"floor_{k}")
+              for k, value in enumerate(outputs)]
+    nodes = [helper.make_node("Identity", [t.name], [out.name])
+             for t, out in zip(stored, model.graph.output, strict=True)]
+    graph = helper.make_graph(nodes, "call_floor", list(model.graph.input),
+                              list(model.graph.output), stored)
+    floor = helper.make_model(graph, opset_imports=list(model.opset_import),
+                              ir_version=model.ir_version)
+    onnx.checker.check_model(floor, full_check=True)
+    return floor

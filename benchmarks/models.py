@@ -69,10 +69,14 @@ def _design(rng, n: int, k: int) -> np.ndarray:
     return rng.normal(size=(n, k))
 
 
-def linear_regression(n: int) -> Built:
+def linear_regression_data(n: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
     X = _design(rng, n, 3)
-    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3 + rng.normal(scale=0.7, size=n)
+    return X, X @ np.array([1.0, -2.0, 0.5]) + 0.3 + rng.normal(scale=0.7, size=n)
+
+
+def linear_regression(n: int) -> Built:
+    X, y = linear_regression_data(n)
     beta, alpha = pt.vector("beta", dtype="float64"), pt.scalar("alpha", dtype="float64")
     s_log, sigma, jac = _log_positive("sigma")
     logp = (pt.sum(_normal(beta, 0.0, 10.0)) + _normal(alpha, 0.0, 10.0)

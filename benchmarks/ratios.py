@@ -33,6 +33,12 @@ COMPARISONS = (
     Compare("op-speed", "backend", "onnxruntime", "pytensor-c", None, "onnxruntime / pytensor-c"),
     Compare("model", "backend", "onnxruntime", "pytensor", None,
             "onnxruntime / pytensor default mode"),
+    Compare("model", "backend", "onnxruntime-floor", "pytensor", None,
+            "onnxruntime call floor / pytensor default mode"),
+    Compare("model", "backend", "onnxruntime-by-hand", "pytensor", None,
+            "onnxruntime by hand / pytensor default mode"),
+    Compare("model", "backend", "onnxruntime", "onnxruntime-by-hand", None,
+            "onnxruntime / by hand"),
 )
 #: issue 26's targets for the models' ratios: (geometric mean, worst model), per data size
 MODEL_TARGETS = {40: (1.5, 4.0), 100_000: (1.0, None)}
@@ -98,23 +104,38 @@ def per_node(records: list[dict]) -> str:
     return ", ".join(f"{n}: {t / n * 1e6:.1f}" for n, t in scaling)
 
 
+def _geometric_mean(found: list[Ratio]) -> float:
+    return math.exp(sum(math.log(r.median) for r in found) / len(found))
+
+
 def model_summary(records: list[dict]) -> list[str]:
     """Per data size: the geometric mean and the worst of the models' ONNX Runtime / PyTensor
-    median ratios, and the worst ONNX nodes per compiled PyTensor node, against the targets."""
-    found = [r for r in ratios(records) if r.label.startswith("onnxruntime / pytensor default")]
+    median ratios against the targets, beside the geometric mean of the call floor (a model
+    of the same signature that computes nothing) / PyTensor, the least any export could
+    reach, and of the models written by hand in ONNX; and the worst ONNX nodes per compiled
+    PyTensor node."""
+    found = ratios(records)
     lines = []
     for size, (mean_target, worst_target) in MODEL_TARGETS.items():
-        picked = [r for r in found if f"size={size}" in r.context.split(", ")]
-        if not picked:
+        def picked(label, size=size):
+            return [r for r in found if r.label == label
+                    and f"size={size}" in r.context.split(", ")]
+        models = picked("onnxruntime / pytensor default mode")
+        if not models:
             continue
-        logs = [math.log(r.median) for r in picked]
-        mean, worst = math.exp(sum(logs) / len(logs)), max(picked, key=lambda r: r.median)
+        mean, worst = _geometric_mean(models), max(models, key=lambda r: r.median)
         verdict = "met" if mean <= mean_target else "MISSED"
         line = (f"models at n={size}: geometric mean {mean:.2f}x (target <= {mean_target:g}: "
                 f"{verdict}), worst {worst.median:.2f}x [{worst.context}]")
         if worst_target is not None:
             line += f" (target <= {worst_target:g}: "
             line += "met)" if worst.median <= worst_target else "MISSED)"
+        floors = picked("onnxruntime call floor / pytensor default mode")
+        if floors:
+            line += (f"; call floor {_geometric_mean(floors):.2f}x "
+                     f"(worst {max(r.median for r in floors):.2f}x)")
+        for hand in picked("onnxruntime by hand / pytensor default mode"):
+            line += f"; written by hand {hand.median:.2f}x [{hand.context}]"
         lines.append(line)
     per_node = {}
     for r in records:
