@@ -255,8 +255,13 @@ def issue_text(cause) -> str:
         known = cells[0].known
         recorded = known.reason.replace("|", "\\|") + (
             f" (`{known.versions}`)" if known.versions else "")
+        shared = f"; shared by {', '.join(known.shared_by)}" if known.shared_by else ""
         lines.append(f"| {row} | {index} | {dtypes} | {opsets} | "
-                     f"{', '.join(known.backends)} | {recorded} |")
+                     f"{', '.join(known.backends)}{shared} | {recorded} |")
+    if any(c.known.shared_by for c in cause.cells):
+        lines += ["", "A backend that shares the fault computes the same wrong value as "
+                  "PyTensor's Python linker (the same formula in its own kernel), so it needs "
+                  "the same fix."]
     if cause.problems:
         lines += ["", "Cells with no script case:", *[f"- {p}" for p in cause.problems]]
     lines += ["", "## Reproduce", "",
