@@ -6,9 +6,9 @@ default mode (Numba on PyTensor 3, C on 2.38). A third side, ``onnxruntime-floor
 model with the same inputs and outputs that computes nothing (``benchmarks.graphs.call_floor``):
 the least any export of the function can cost per ONNX Runtime call; where a model has a
 hand-written ONNX graph (``benchmarks/by_hand.py``), ``onnxruntime-by-hand`` runs it: what an
-ideal converter could emit. The sides of each model
-and size run one after the other, so their ratios are measured side by side; the summary
-prints them with the ONNX node count per node of the compiled PyTensor graph."""
+ideal converter could emit. The sides of each model and size run one after the other, so
+their ratios are measured side by side; the summary prints them with the ONNX node count per
+node of the compiled PyTensor graph."""
 
 from __future__ import annotations
 
