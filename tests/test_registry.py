@@ -5,8 +5,11 @@ from __future__ import annotations
 import pkgutil
 
 import numpy as np
+import pytensor
 import pytensor.tensor as pt
 import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 import conformance.registries as registries
 from conformance.registry import Blame, Case, Known, Row, Tol
@@ -84,7 +87,16 @@ def test_readme_supported_ops_table_is_current():
 
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     current = text.split(TABLE_START)[1].split(TABLE_END)[0].strip()
-    assert current == supported_table(), "run: python -m conformance.coverage --readme README.md"
+    if Version(pytensor.__version__) in SpecifierSet(">=3"):
+        assert current == supported_table(), (
+            "run: python -m conformance.coverage --readme README.md")
+        return
+    # README's table is generated on the newest PyTensor; older ones lack some rows' ops
+    # (xlogy, xlog1py), so here each generated line must be in it, not the reverse
+    lines = set(current.splitlines())
+    absent = [line for line in supported_table().splitlines() if line not in lines]
+    assert not absent, ("on PyTensor " + pytensor.__version__ + " these lines are not in "
+                        "README's table (regenerate it on PyTensor 3):\n" + "\n".join(absent))
 
 
 def test_divergences_of_backends_not_running_are_not_expected():
