@@ -86,6 +86,10 @@ def test_last_failed_reruns_only_the_failures(tmp_path):
     assert "1 deselected" in again.stdout
 
 
+def _sigint_as_in_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_an_interrupted_run_leaves_a_report_that_says_so(tmp_path):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'tests'}{os.pathsep}{ROOT}",
                CONFORMANCE_PROFILE="ci")
@@ -97,8 +101,12 @@ def test_an_interrupted_run_leaves_a_report_that_says_so(tmp_path):
              f"faulthandler.register(signal.SIGUSR1, file=open({str(threads)!r}, 'w'), "
              "all_threads=True); "
              f"sys.exit(pytest.main({args!r}))")
+    # as from a terminal: started in the background of a non-interactive shell (as CI
+    # scripts may start it), the child would inherit SIGINT ignored and Python would then
+    # install no KeyboardInterrupt handler, so the Ctrl-C below would be ignored
     proc = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=_sigint_as_in_a_terminal)
 
     def hung(what: str):
         proc.send_signal(signal.SIGUSR1)
