@@ -55,6 +55,32 @@ def ensure_venv() -> Path:
     return python
 
 
+#: what the registries serve each Python (README's version table says which lines are tested)
+LINES = {
+    (3, 11): "the Python 3.11 line: PyTensor 3.0.7 is the newest release for it; PyTensor 3.3 "
+             "and PyMC 6 need Python >= 3.12",
+}
+PACKAGES = ("pytensor", "numba", "numpy", "onnxruntime", "onnx", "pymc")
+
+
+def announce_line(python: Path) -> None:
+    """One line naming the release line under test, so nobody mistakes it."""
+    probe = ("import sys; from importlib import metadata as m\n"
+             "def v(p):\n"
+             "    try: return m.version(p)\n"
+             "    except m.PackageNotFoundError: return None\n"
+             f"print(' '.join(f'{{p}}={{v(p)}}' for p in {PACKAGES!r}), "
+             "'python=%d.%d.%d' % sys.version_info[:3])")
+    done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True)
+    if done.returncode != 0:
+        return
+    found = dict(item.split("=", 1) for item in done.stdout.split())
+    versions = ", ".join(f"{p} {found[p]}" for p in PACKAGES if found.get(p) != "None")
+    major_minor = tuple(int(x) for x in found["python"].split(".")[:2])
+    line = LINES.get(major_minor, "the newest line")
+    print(f"Python {found['python']}: {versions} ({line})", flush=True)
+
+
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 - dev.py runs under whatever python3 is
         sys.exit(f"dev.py needs Python >= 3.11, this is {sys.version.split()[0]}")
@@ -62,6 +88,7 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     python = ensure_venv()
+    announce_line(python)
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     cmd = [str(python), *COMMANDS[argv[0]], *argv[1:]]

@@ -8,6 +8,10 @@ from conformance.jax_records import CAUSES as JAX_CAUSES
 
 #: The bug each declared ``Known.cause`` stands for, as the issue's title states it.
 CAUSES = {
+    "pad-edge-empty-axis-check":
+        "PyTensor 3.3's pad(mode='edge') asserts with SpecifyShape that each axis's edge slice "
+        "has length 1, so padding an array with a length-0 axis raises even where that axis "
+        "gets zero widths (numpy.pad returns the array unchanged)",
     "numba-238-nested-scan":
         "PyTensor 2.38's Numba linker computes a NUMBA-rewritten nested scan wrong: each outer "
         "step returns its input",

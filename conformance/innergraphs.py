@@ -25,11 +25,9 @@ def without_inner_rewrites(outputs: list, linker: str) -> list:
     from pytensor.graph.basic import clone_get_equiv
     from pytensor.scan.op import Scan
 
-    try:
-        from pytensor.graph.traversal import io_toposort
-    except ImportError:  # PyTensor 2.38
-        from pytensor.graph.basic import io_toposort
+    from converter import compat
 
+    io_toposort = compat.lookup("io_toposort")
     from pytensor.link.vm import VMLinker
 
     mode = Mode(linker=linker, optimizer=None)
@@ -42,13 +40,15 @@ def without_inner_rewrites(outputs: list, linker: str) -> list:
         for node in nodes:
             if isinstance(node.op, OpFromGraph | Scan):
                 op = copy(node.op)
-                op.fgraph = node.op.fgraph.clone(clone_inner_graphs=True)
-                patch(op.fgraph.toposort())
+                inner = compat.mutable_fgraph(node.op.fgraph)
+                patch(inner.toposort())
+                op.fgraph = compat.like_inner(node.op.fgraph, inner)
                 op._fn = None
                 if isinstance(op, Scan):
                     op.mode = mit_mot_mode if op.info.n_mit_mot else mode
                 else:
                     op.kwargs = {**op.kwargs, "mode": mode}
+                    compat.link_inner_with(op, linker)
                 node.op = op
 
     if not any(isinstance(n.op, OpFromGraph | Scan) for n in io_toposort([], outputs)):
@@ -72,12 +72,36 @@ def _rewritten_inner(op) -> tuple[list, list]:
 
     inner_mode = get_mode(op.kwargs.get("mode"))
     probe = copy(op)
-    stop = Mode(linker=_stop_at_linker()(), optimizer=inner_mode.provided_optimizer)
+    stop = Mode(linker=_stop_at_linker(type(inner_mode.linker))(),
+                optimizer=inner_mode.provided_optimizer)
     probe.kwargs = {**op.kwargs, "mode": stop}
     probe._fn = None
     try:
         probe.fn  # noqa: B018 - the property compiles, and the linker stops it
     except _Rewritten as done:
+        return list(done.fgraph.inputs), list(done.fgraph.outputs)
+    raise RuntimeError("pytensor.function linked the graph without handing it to the linker")
+
+
+def rewritten_unlinked(inputs: list, outputs: list, optimizer,
+                       linker: str) -> tuple[list, list] | None:
+    """The graph ``pytensor.function(inputs, outputs, mode=Mode(linker, optimizer))`` would
+    hand ``linker`` (a name such as ``"numba"``), without linking it. PyTensor 3.3 links the
+    inner function of an op such as ScalarMax with the VM and C thunks even under the Python
+    linker, which compiles C (and fails on float16) for a graph that is only read; and its
+    rewrites bake inner graphs by the linker's class, which the stand-in linker inherits.
+    None where the function has implicit (shared-variable) inputs, which only a linked
+    function can say."""
+    import pytensor
+    from pytensor.compile.mode import Mode, predefined_linkers
+
+    stand_in = _stop_at_linker(type(predefined_linkers[linker]))()
+    try:
+        pytensor.function(inputs, outputs, on_unused_input="ignore",
+                          mode=Mode(linker=stand_in, optimizer=optimizer))
+    except _Rewritten as done:
+        if len(done.fgraph.inputs) != len(inputs):
+            return None
         return list(done.fgraph.inputs), list(done.fgraph.outputs)
     raise RuntimeError("pytensor.function linked the graph without handing it to the linker")
 
@@ -91,11 +115,13 @@ class _Rewritten(Exception):
 
 
 @functools.cache
-def _stop_at_linker() -> type:
-    """The linker class (built on first use: importing PyTensor is slow)."""
+def _stop_at_linker(base: type | None = None) -> type:
+    """The linker class, a subclass of ``base`` (by default PyTensor's Linker), for the
+    rewrites that ask which linker they rewrite for (built on first use: importing PyTensor
+    is slow)."""
     from pytensor.link.basic import Linker
 
-    class StopAtLinker(Linker):
+    class StopAtLinker(base or Linker):
         """Hands the graph pytensor.function rewrote back to the caller, unlinked."""
 
         def accept(self, fgraph, no_recycling=None, profile=None):

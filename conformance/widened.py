@@ -23,10 +23,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-try:
-    from pytensor.graph.traversal import io_toposort
-except ImportError:  # PyTensor 2.38
-    from pytensor.graph.basic import io_toposort
+from converter import compat
+
+io_toposort = compat.lookup("io_toposort")
 
 #: narrow dtype -> the dtype it is computed in
 Widths = Mapping[str, str]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import onnx
 
+from converter import compat
 from converter.errors import ConversionError
 
 _REPR = reprlib.Repr()
@@ -58,11 +59,8 @@ def _unwrapped_in(arg: str, i: int, var):
 
 
 def _refuse_sparse(arg: str, i: int, var) -> None:
-    try:
-        from pytensor.sparse.type import SparseTensorType
-    except ImportError:  # a PyTensor without sparse types
-        return
-    if isinstance(var.type, SparseTensorType):
+    sparse = compat.lookup("SparseTensorType")
+    if sparse is not None and isinstance(var.type, sparse):
         raise ConversionError(
             f"{arg}[{i}] is {var.type} ({type(var.type).__name__}, format "
             f"{var.type.format!r}); ONNX has no sparse tensors that ONNX Runtime computes "

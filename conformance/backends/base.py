@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from conformance.innergraphs import inlined, without_inner_rewrites
+from conformance.innergraphs import inlined, rewritten_unlinked, without_inner_rewrites
 from conformance.rewritestore import RewriteStore
 from conformance.widened import Widths, computes_narrow, widened
+from converter import compat, function_graph
 
 Runner = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -39,10 +40,7 @@ class Graph:
     @functools.cached_property
     def computed_dtypes(self) -> tuple[np.dtype, ...]:
         """The dtypes of every tensor the graph computes (not its inputs)."""
-        try:
-            from pytensor.graph.traversal import ancestors
-        except ImportError:  # PyTensor 2.38
-            from pytensor.graph.basic import ancestors
+        ancestors = compat.lookup("ancestors")
         return tuple({np.dtype(v.type.dtype) for v in ancestors(self.outputs)
                       if v.owner is not None and hasattr(v.type, "dtype")})
 
@@ -50,10 +48,7 @@ class Graph:
     def computed_floats(self) -> tuple[np.dtype, ...]:
         """The float dtypes of every value the graph computes (not its inputs), found once
         per graph rather than on every example that is judged with them."""
-        try:
-            from pytensor.graph.traversal import ancestors
-        except ImportError:  # PyTensor 2.38
-            from pytensor.graph.basic import ancestors
+        ancestors = compat.lookup("ancestors")
         return tuple(np.dtype(v.type.dtype) for v in ancestors(self.outputs)
                      if v.owner is not None and getattr(v.type, "dtype", "").startswith("float"))
 
@@ -61,10 +56,7 @@ class Graph:
     def has_inner_graphs(self) -> bool:
         """Whether an op of the graph holds a graph of its own (Scan, OpFromGraph, IfElse's
         branches are not: they are the outer graph's)."""
-        try:
-            from pytensor.graph.traversal import applys_between
-        except ImportError:  # PyTensor 2.38
-            from pytensor.graph.basic import applys_between
+        applys_between = compat.lookup("applys_between")
         return any(getattr(node.op, "fgraph", None) is not None
                    for node in applys_between(self.inputs, self.outputs))
 
@@ -72,10 +64,7 @@ class Graph:
     def writes_through_indices(self) -> bool:
         """Whether the graph (inner graphs included) writes at indices it is given: a backend
         that checks no bounds may then write out of bounds, where reading only may not."""
-        try:
-            from pytensor.graph.traversal import applys_between
-        except ImportError:  # PyTensor 2.38
-            from pytensor.graph.basic import applys_between
+        applys_between = compat.lookup("applys_between")
         pending, seen = [(self.inputs, self.outputs)], set()
         while pending:
             inputs, outputs = pending.pop()
@@ -119,36 +108,35 @@ class Graph:
 
     def rewritten(self, optimizer: str, linker: str = "cvm") -> tuple[list, list]:
         """The graph as ``Mode(linker, optimizer)`` rewrites it (the inputs and outputs of the
-        compiled function's graph, as ``converter.function_graph`` reads them), taken from a
-        function compiled by the Python linker, which compiles nothing. The rewrites depend on
+        compiled function's graph, as ``converter.function_graph`` reads them), taken before
+        any linker links it (see innergraphs.rewritten_unlinked). The rewrites depend on
         the linker only through what it requires and excludes (Numba's mode has no BLAS or C
         fusion rewrites), which :func:`rewrite_query` carries over."""
-        from converter import function_graph
-
         what = f"rewritten-{optimizer}" if linker == "cvm" else f"rewritten-{optimizer}-{linker}"
-        return self._derive(what, lambda: function_graph(self._rewriting(optimizer, linker)))
+        return self._derive(what, lambda: self._rewriting(optimizer, linker))
 
-    def _rewriting(self, optimizer: str, linker: str):
+    def _rewriting(self, optimizer: str, linker: str) -> tuple[list, list]:
         if linker == "cvm":  # cvm requires and excludes nothing: the py linker's own mode
-            return self.function("py", optimizer)
-        import pytensor
-        from pytensor.compile.mode import Mode
-
+            return function_graph(self.function("py", optimizer))
+        query = rewrite_query(optimizer, linker)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return pytensor.function(self.inputs, self.outputs, on_unused_input="ignore",
-                                     mode=Mode(linker="py",
-                                               optimizer=rewrite_query(optimizer, linker)))
+            graph = rewritten_unlinked(self.inputs, self.outputs, query, linker)
+            if graph is not None:
+                return graph
+            import pytensor
+            from pytensor.compile.mode import Mode
+
+            return function_graph(pytensor.function(
+                self.inputs, self.outputs, on_unused_input="ignore",
+                mode=Mode(linker="py", optimizer=query)))
 
     def rewrites_nothing(self, optimizer: str, linker: str) -> bool:
         """Whether :meth:`rewritten` gives back the graph itself: the same ops on the same
         inputs (an inplace or fused op is another op)."""
         key = ("unchanged", optimizer, linker)
         if key not in self._derived:
-            try:
-                from pytensor.graph.traversal import equal_computations
-            except ImportError:  # PyTensor 2.38
-                from pytensor.graph.basic import equal_computations
+            equal_computations = compat.lookup("equal_computations")
             inputs, outputs = self.rewritten(optimizer, linker)
             self._derived[key] = (len(outputs) == len(self.outputs) and len(inputs) == len(
                 self.inputs) and equal_computations(list(outputs), list(self.outputs),

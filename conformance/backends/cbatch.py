@@ -30,6 +30,7 @@ import numpy as np
 from conformance.backends.cnodes import call as _call
 from conformance.backends.cnodes import split
 from conformance.innergraphs import without_inner_rewrites
+from converter import compat
 
 #: g++ time grows faster than linearly beyond about 20 nodes in one module.
 MAX_NODES = 20
@@ -67,10 +68,7 @@ def _compile(inputs, outputs, linker: str, rewritten: bool = False):
 
 
 def _nodes(member: Member) -> list:
-    try:
-        from pytensor.graph.traversal import io_toposort
-    except ImportError:  # PyTensor 2.38
-        from pytensor.graph.basic import io_toposort
+    io_toposort = compat.lookup("io_toposort")
     return io_toposort(member.inputs, member.outputs)
 
 
@@ -103,10 +101,7 @@ def _as_declared(outputs, variables) -> bool:
 
 def _culprit(fn, members: list[Member]) -> Member | None:
     """The member whose node raised in ``fn``'s first run, or None when it cannot tell."""
-    try:
-        from pytensor.graph.traversal import ancestors
-    except ImportError:  # PyTensor 2.38
-        from pytensor.graph.basic import ancestors
+    ancestors = compat.lookup("ancestors")
 
     fgraph = fn.maker.fgraph
     # the whole-graph linker's thunk keeps the failed node's position in its node list

@@ -16,12 +16,14 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 from hypothesis import strategies as st
-from pytensor.ifelse import ifelse
 from pytensor.scan.utils import until
 
 from conformance.jax_records import dtype_differs
 from conformance.registry import NUMBA_BACKENDS, ORT_BACKENDS, Blame, Case, Row
 from conformance.strategies import ANY, Domain, arrays, dtypes
+from converter import compat
+
+ifelse = compat.lookup("ifelse")
 
 FLOATS = ("float32", "float64")
 #: recurrences multiply: values stay small enough that a few steps cannot overflow float16

@@ -11,11 +11,10 @@ from conformance.jax_records import DTYPE_DIFFERS
 from conformance.registry import JAX_BACKENDS, NOT_REFERENCE, Blame, Case, Row
 from conformance.strategies.graphs import CONTROL, Composer, walk
 from conformance.strategies.values import ANY
+from converter import compat
 
-try:  # pytensor.tensor.special.xlog1py (its row) exists from PyTensor 3 on
-    from pytensor.tensor.special import xlog1py as _xlog1py
-except ImportError:
-    _xlog1py = None
+# pytensor.tensor.special.xlog1py (its row) exists from PyTensor 3 on
+_xlog1py = compat.lookup("xlog1py")
 
 #: Bound to the whole registry by ``conformance.registries`` once it is assembled. Until a
 #: run says which backends it judges (the plugin sets ``judged``), the optional JAX pair's

@@ -37,11 +37,9 @@ from conformance.strategies.products import (
     drawn_from,
     square_operands,
 )
+from converter import compat
 
-try:  # PyTensor 3
-    from pytensor.tensor.linalg import SLogDet
-except ImportError:  # PyTensor 2.x
-    from pytensor.tensor.nlinalg import SLogDet
+SLogDet = compat.lookup("SLogDet")
 
 FLOATS, ALL = dtypes.FLOATS, dtypes.ALL
 FLOAT_PAIR = ("float32", "float64")

@@ -138,6 +138,23 @@ PAD_EDGE_EMPTY = {
     "match": "raised .* but pytensor-py returned",
     "example": example([], [[1, 1]], dtypes_=(None, "int64")),
 }
+
+
+def keeps_empty_axis(case) -> bool:
+    """Some length-0 axis gets no padding on either side (numpy.pad returns it as it is)."""
+    x, widths = case.values
+    return any(x.shape[a] == 0 and not widths[a].any() for a in range(x.ndim))
+
+
+# 3.3 builds the edge pad with a SpecifyShape that the edge slice of each axis is one long
+PAD_EDGE_EMPTY_CHECKED = {
+    "backends": ONNX_BACKENDS, "blame": Blame.PYTENSOR, "versions": "pytensor>=3.3",
+    "when": keeps_empty_axis, "cause": "pad-edge-empty-axis-check",
+    "reason": "PyTensor 3.3's edge pad asserts (SpecifyShape) that each axis's edge slice has "
+              "length 1, so a length-0 axis raises even with zero widths; numpy.pad returns it",
+    "match": "returned .* but pytensor-py raised AssertionError: SpecifyShape",
+    "example": example([], [[0, 0]], dtypes_=(None, "int64")),
+}
 PAD_EMPTY_ARRAY = {
     "backends": (*ONNX_BACKENDS, *NUMBA_BACKENDS), "blame": Blame.PYTENSOR,
     "when": pads_empty_array,
@@ -146,6 +163,14 @@ PAD_EMPTY_ARRAY = {
     "match": r"out\.shape=|raised .* but pytensor-py returned|"
              r"pytensor-py raised (ZeroDivisionError|ValueError: cannot reshape)",
     "example": example(np.zeros((1, 0)), [[1, 0], [0, 0]], dtypes_=(None, "int64")),
+}
+PAD_REFLECT_EMPTY_C = {
+    "backends": C_BACKENDS, "blame": Blame.PYTENSOR, "versions": "pytensor>=3.3",
+    "when": pads_empty_axis,
+    "reason": "PyTensor 3.3's C reflect pad of an array with a length-0 axis returns an empty "
+              "result where the Python linker raises IndexError (numpy.pad raises too)",
+    "match": "returned .* but pytensor-py raised IndexError",
+    "example": example(np.zeros((0, 0)), [[0, 0], [2, 2]], dtypes_=(None, "int64")),
 }
 PAD_REFLECT_UNIT = {
     "backends": ONNX_BACKENDS, "blame": Blame.PYTENSOR, "when": pads_unit_axis,
@@ -377,8 +402,9 @@ ROWS = [
            match=r"out1(\[[\d, ]*\])?=0\.0 but pytensor-py=-0\.0 \(sign of zero differs\)",
            when=adds_negative_zeros, example=example([-0.0], [-0.0])),
     pad_row("constant", ALL, accepts=has_axes, constant_values=(0, (1, 2))),
-    pad_row("edge", ALL, PAD_EDGE_EMPTY, reference_gather([[0, 0], [1, 0]]), accepts=has_axes),
-    pad_row("reflect", ALL, PAD_EMPTY_ARRAY, PAD_REFLECT_UNIT, reference_gather([[0, 0], [2, 2]]),
+    pad_row("edge", ALL, PAD_EDGE_EMPTY, PAD_EDGE_EMPTY_CHECKED,
+            reference_gather([[0, 0], [1, 0]]), accepts=nonempty),
+    pad_row("reflect", ALL, PAD_EMPTY_ARRAY, PAD_REFLECT_UNIT, PAD_REFLECT_EMPTY_C, reference_gather([[0, 0], [2, 2]]),
             c_divides_by_zero(pads_unit_axis, "the axis length - 1", [7]), accepts=reflectable),
     pad_row("symmetric", ALL, PAD_EMPTY_ARRAY, PAD_SYMMETRIC_STATIC_UNIT,
             c_divides_by_zero(pads_empty_array, "the axis length", []), accepts=reflectable),

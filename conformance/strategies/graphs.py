@@ -273,7 +273,10 @@ class Composer:
             return apply_node(by_name[name], operands, params)
         import pytensor
         import pytensor.tensor as pt
-        from pytensor.ifelse import ifelse
+
+        from converter.compat import lookup
+
+        ifelse = lookup("ifelse")
 
         p = dict(params)
 

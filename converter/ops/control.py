@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 from pytensor.compile.sharedvalue import SharedVariable
-from pytensor.ifelse import IfElse
 from pytensor.scalar import Add
 from pytensor.scan.op import Scan
 from pytensor.tensor.basic import AllocEmpty, get_underlying_scalar_constant_value
@@ -21,11 +20,7 @@ from pytensor.tensor.elemwise import Elemwise
 from pytensor.tensor.exceptions import NotScalarConstantError
 from pytensor.tensor.subtensor import IncSubtensor
 
-try:
-    from pytensor.graph.traversal import io_toposort
-except ImportError:  # PyTensor 2.x
-    from pytensor.graph.basic import io_toposort
-
+from converter import compat
 from converter._core import (
     NODE_PASSES,
     Context,
@@ -36,13 +31,15 @@ from converter._core import (
 )
 from converter.errors import ConversionError, UnsupportedOpError
 
+IfElse = compat.lookup("IfElse")
+
 # -- subgraphs -----------------------------------------------------------------------
 
 
 def emit(ctx: Context, inputs, outputs) -> list[str]:
     """Convert the nodes between ``inputs`` (already bound in ``ctx``) and ``outputs``;
     return the outputs' names."""
-    for node in io_toposort(list(inputs), list(outputs)):
+    for node in compat.lookup("io_toposort")(list(inputs), list(outputs)):
         _check_node_types(node)
         for var in node.inputs:
             if isinstance(var, SharedVariable) and var not in ctx._names:
@@ -107,6 +104,34 @@ def _ifelse(op, ctx: Context, node):
         branches[key] = graph(sub, key, [], outs)
     outs = ctx.add("If", [test], n_out=n, hint="if", **branches)
     return [outs] if n == 1 else outs
+
+
+def _lazy_ifelse(op, ctx: Context, node):
+    """PyTensor 3.3's LazyIfElse(cond, *inputs): each branch an OpFromGraph of the same
+    inputs, only the taken one computed. -> ``If`` whose subgraphs convert the branches'
+    inner graphs, reading the node's inputs from the outer scope (the condition is tested
+    for truth as IfElse's)."""
+    cond, *inputs = node.inputs
+    if cond.type.ndim != 0:
+        raise UnsupportedOpError(op, [i.type for i in node.inputs], "condition is not a scalar")
+    test = ctx.cast(ctx.name_of(cond), cond.type.dtype, "bool")
+    branches = {}
+    for key, branch in (("then_branch", op.true_branch), ("else_branch", op.false_branch)):
+        sub = ctx.subgraph()
+        inner = branch.fgraph
+        for var, outer in zip(inner.inputs, inputs, strict=True):
+            sub.bind(var, ctx.name_of(outer))
+        names = emit(sub, inner.inputs, inner.outputs)
+        outs = [(name, out.type.dtype, out.type.ndim)
+                for name, out in zip(names, node.outputs, strict=True)]
+        branches[key] = graph(sub, key, [], outs)
+    n = len(node.outputs)
+    outs = ctx.add("If", [test], n_out=n, hint="if", **branches)
+    return [outs] if n == 1 else outs
+
+
+for _cls in compat.present("LazyIfElse"):  # PyTensor 3.3's rewrites build it
+    convert_op.register(_cls)(_lazy_ifelse)
 
 
 # -- moving branch-only nodes into their branch -----------------------------------------
@@ -326,7 +351,7 @@ class _Loop:
         self.carried_outs: list = []  # thunks, called once the inner graph is converted
         self.scan_outs: list = []
         self.n = ctx.cast(ctx.name_of(lay.n_steps), lay.n_steps.type.dtype, "int64")
-        inner = io_toposort(lay.inner_inputs, lay.inner_outputs)
+        inner = compat.lookup("io_toposort")(lay.inner_inputs, lay.inner_outputs)
         self.used = {v for n in inner for v in n.inputs} | set(lay.inner_outputs)
 
     def carry(self, init: str, dtype, ndim: int, out, hint: str) -> str:

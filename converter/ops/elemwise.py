@@ -16,11 +16,7 @@ import numpy as np
 import pytensor.scalar.basic as ps
 from pytensor.tensor.elemwise import Elemwise
 
-try:
-    from pytensor.graph.traversal import ancestors
-except ImportError:  # PyTensor 2.x
-    from pytensor.graph.basic import ancestors
-
+from converter import compat
 from converter._core import Context, convert_op
 from converter.errors import UnsupportedOpError
 
@@ -92,11 +88,14 @@ def scalar_rule(sop, ctx: Context, ins, in_dtypes, out_dtypes) -> list[str]:
 
 
 def _fold(ctx: Context, ops, ins, in_dtypes, out) -> str:
-    """Left fold; numpy reduces 3+ float16 operands (np.sum, np.prod) in float32, so does
-    this (ONNX Runtime may too, having dropped the Casts between its float16 nodes).
+    """Left fold. Before PyTensor 3.3, numpy reduces 3+ float16 operands (np.sum, np.prod) in
+    float32, and so does this (ONNX Runtime may too, having dropped the Casts between its
+    float16 nodes); 3.3 rounds to float16 after each operand, as the plain fold does.
     int16/uint16 Max/Min run in int32 (no ONNX Runtime kernel): exact, same order."""
     op = ops[1] if is_bool(out) else ops[0]
-    work = "float32" if np.dtype(out) == np.float16 and len(ins) > 2 else out
+    widen = (np.dtype(out) == np.float16 and len(ins) > 2
+             and not compat.builds("float16_variadic_in_dtype"))
+    work = "float32" if widen else out
     names = [ctx.to_kernel(op, n, work) for n in cast_all(ctx, ins, in_dtypes, work)]
     result = names[0]
     for name in names[1:]:
@@ -141,7 +140,7 @@ def _used_inputs(sop, n_in: int) -> list[set[int]]:
         return [set(range(n_in)) for _ in range(sop.nout)]
     result = []
     for out in sop.fgraph.outputs:
-        used = set(ancestors([out]))
+        used = set(compat.lookup("ancestors")([out]))
         result.append({i for i, v in enumerate(sop.fgraph.inputs) if v in used})
     return result
 

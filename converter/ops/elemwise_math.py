@@ -15,6 +15,7 @@ import pytensor.scalar.math as psm
 import pytensor.tensor.special as pt_special
 import pytensor.tensor.xlogx as pt_xlogx
 
+from converter import compat
 from converter._core import Context, convert_op, onnx_dtype
 from converter.ops.elemwise import cast_all, is_bool, scalar_rule
 
@@ -292,7 +293,6 @@ FLOAT_RULES = {
     ps.Exp2: _exp2, ps.Log2: _log_base(2), ps.Log10: _log_base(10),
     ps.Expm1: lambda ctx, names, dt: _expm1(ctx, names[0], dt),
     ps.Log1p: lambda ctx, names, dt: _log1p(ctx, names[0], dt),
-    ps.Deg2Rad: _scale(math.pi / 180), ps.Rad2Deg: _scale(180 / math.pi),
     ps.Trunc: _trunc, ps.RoundHalfAwayFromZero: _round_half_away,
     psm.Log1mexp: _log1mexp, psm.Softplus: _softplus, psm.Sigmoid: _sigmoid,
 }
@@ -301,6 +301,11 @@ for _name, _compute in (("XlogX", lambda ctx, n, dt: _x_times(_log)(ctx, [n[0], 
                         ("XlogY0", _x_times(_log))):
     if hasattr(pt_xlogx, _name):
         FLOAT_RULES[getattr(pt_xlogx, _name)] = _compute
+
+# PyTensor < 3.3 has scalar ops of their own; 3.3 builds a multiplication by a constant
+for _name, _factor in (("Deg2Rad", math.pi / 180), ("Rad2Deg", 180 / math.pi)):
+    if (_cls := compat.lookup(_name)) is not None:
+        FLOAT_RULES[_cls] = _scale(_factor)
 
 for _cls, _compute in FLOAT_RULES.items():
     scalar_rule.register(_cls)(_float_rule(_compute))

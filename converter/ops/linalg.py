@@ -15,17 +15,15 @@ import functools
 
 import numpy as np
 from pytensor.tensor.basic import AllocDiag, ExtractDiag
-from pytensor.tensor.blas import BatchedDot, Dot22, Dot22Scalar, Gemm, Gemv, Ger
+from pytensor.tensor.blas import BatchedDot, Dot22, Dot22Scalar, Gemm, Gemv
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.math import Dot
 
+from converter import compat
 from converter._core import Context, convert_op
 from converter.errors import UnsupportedOpError
 
-try:  # Einsum exists from PyTensor 2.22 on
-    from pytensor.tensor.einsum import Einsum
-except ImportError:  # pragma: no cover - older PyTensor
-    Einsum = None
+Einsum = compat.lookup("Einsum")
 
 _MATMUL_TYPES = {"int32", "int64", "uint32", "uint64", "float16", "float32", "float64"}
 
@@ -121,7 +119,6 @@ def _gemv(op, ctx: Context, node):
     return [ctx.cast(res, work, out)]
 
 
-@convert_op.register(Ger)
 def _ger(op, ctx: Context, node):
     """``A + alpha * outer(x, y)``, except that ``alpha == 0`` returns ``A`` untouched (BLAS
     GER returns early, so nan/inf in x or y do not propagate)."""
@@ -131,6 +128,10 @@ def _ger(op, ctx: Context, node):
     col = ctx.add("Unsqueeze", [ctx.add("Mul", [a, ctx.name_of(x)]), _i64(ctx, [1])])
     update = _unless_zero(ctx, a, ctx.add("Mul", [col, ctx.name_of(y)]), dtype)
     return [ctx.add("Add", [ctx.name_of(A), update])]
+
+
+for _cls in compat.present("Ger"):  # PyTensor < 3.3
+    convert_op.register(_cls)(_ger)
 
 
 @functools.singledispatch

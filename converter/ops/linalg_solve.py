@@ -20,23 +20,14 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
+from converter import compat
 from converter._core import Context, convert_op, onnx_dtype
 from converter.errors import UnsupportedOpError
 from converter.ops.linalg import blockwise_rule
 
-try:  # PyTensor 3
-    from pytensor.tensor.linalg import (
-        Cholesky,
-        CholeskySolve,
-        Det,
-        MatrixInverse,
-        SLogDet,
-        Solve,
-        SolveTriangular,
-    )
-except ImportError:  # PyTensor 2.x
-    from pytensor.tensor.nlinalg import Det, MatrixInverse, SLogDet
-    from pytensor.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveTriangular
+Cholesky, CholeskySolve, Det, MatrixInverse, SLogDet, Solve, SolveTriangular = map(
+    compat.lookup,
+    ("Cholesky", "CholeskySolve", "Det", "MatrixInverse", "SLogDet", "Solve", "SolveTriangular"))
 
 
 def _i64(ctx: Context, value) -> str:

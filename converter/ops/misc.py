@@ -18,17 +18,13 @@ from pytensor.tensor.extra_ops import (
     Unique,
 )
 
+from converter import compat
 from converter._core import Context, convert_op
 from converter.errors import UnsupportedOpError, warn_check_dropped
 
-try:  # ViewOp's base class (also of SpecifyAssumptions); absent in older PyTensor
-    from pytensor.compile.ops import TypeCastingOp
-except ImportError:  # pragma: no cover - older PyTensor
-    TypeCastingOp = ViewOp
-try:
-    from pytensor.tensor.pad import Pad
-except ImportError:  # pragma: no cover - PyTensor without pytensor.tensor.pad
-    Pad = None
+# ViewOp's base class (also of SpecifyAssumptions), where the release has one
+TypeCastingOp = compat.lookup("TypeCastingOp") or ViewOp
+Pad = compat.lookup("Pad")
 
 
 def _ints(ctx: Context, values) -> str:

@@ -11,14 +11,13 @@ from pytensor.graph.basic import Constant
 from pytensor.tensor.sort import ArgSortOp, SortOp
 from pytensor.tensor.special import LogSoftmax, Softmax
 
+from converter import compat
 from converter._core import Context, convert_op
 from converter.errors import UnsupportedOpError
 from converter.ops.reduce import reduce_in
 
-try:  # PyTensor < 3 only; PyTensor 3 differentiates Softmax symbolically
-    from pytensor.tensor.special import SoftmaxGrad
-except ImportError:  # pragma: no cover - depends on the installed PyTensor
-    SoftmaxGrad = None
+# PyTensor < 3 only; PyTensor 3 differentiates Softmax symbolically
+SoftmaxGrad = compat.lookup("SoftmaxGrad")
 
 _ACC = {"float16": "float32", "float32": "float64"}
 
@@ -91,6 +90,10 @@ if SoftmaxGrad is not None:  # pragma: no cover - PyTensor < 3
 
 
 def _sort_axis(op, node) -> int:
+    """The sorted axis: an input before PyTensor 3.3 (a constant, or None to flatten), a
+    property of the op from 3.3 on (``sort(x, axis=None)`` then flattens in the graph)."""
+    if compat.builds("sort_axis_property"):
+        return op.axis
     var, axis = node.inputs
     if not isinstance(axis, Constant):
         raise UnsupportedOpError(op, [v.type for v in node.inputs], "axis must be a constant")

@@ -10,6 +10,7 @@ from pytensor.tensor.basic import Join, MakeVector, ScalarFromTensor, Split, Ten
 from pytensor.tensor.elemwise import DimShuffle
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 
+from converter import compat
 from converter._core import Context, convert_op
 from converter.errors import UnsupportedOpError, warn_check_dropped
 from converter.ops.elemwise import scalar_rule
@@ -92,10 +93,14 @@ def _specify_shape(op, ctx: Context, node):
 
 @convert_op.register(Join)
 def _join(op, ctx: Context, node):
-    """Concat; PyTensor's axis is an input, so it must be a constant. PyTensor joins pieces
-    of mixed dtypes in their upcast dtype, Concat only pieces of one type: each is cast."""
-    axis_var, *tensors = node.inputs
-    axis = _constant_axis(op, node, axis_var, tensors[0].type.ndim)
+    """Concat. Before PyTensor 3.3 the axis is the first input, which must then be a
+    constant; 3.3 keeps it on the op. PyTensor joins pieces of mixed dtypes in their upcast
+    dtype, Concat only pieces of one type: each is cast."""
+    if compat.builds("join_axis_property"):
+        tensors, axis = node.inputs, op.axis
+    else:
+        axis_var, *tensors = node.inputs
+        axis = _constant_axis(op, node, axis_var, tensors[0].type.ndim)
     out_dtype = node.outputs[0].type.dtype
     names = [ctx.cast(ctx.name_of(t), t.type.dtype, out_dtype) for t in tensors]
     if len(names) == 1:
@@ -106,9 +111,13 @@ def _join(op, ctx: Context, node):
 @convert_op.register(Split)
 def _split(op, ctx: Context, node):
     """Split with the sizes as an int64 input (constant or computed); the axis must be a
-    constant. PyTensor raises when the sizes do not sum to the axis length, ONNX cannot."""
-    x, axis_var, splits = node.inputs
-    axis = _constant_axis(op, node, axis_var, x.type.ndim)
+    constant (PyTensor 3.3 keeps it on the op). PyTensor raises when the sizes do not sum to
+    the axis length, ONNX cannot."""
+    if compat.builds("split_axis_property"):
+        (x, splits), axis = node.inputs, op.axis
+    else:
+        x, axis_var, splits = node.inputs
+        axis = _constant_axis(op, node, axis_var, x.type.ndim)
     outs = ctx.add("Split", [ctx.name_of(x), _int64(ctx, splits)], n_out=op.len_splits,
                    axis=axis)
     return [outs] if op.len_splits == 1 else outs

@@ -14,15 +14,14 @@ import numpy as np
 from pytensor.graph.basic import Constant
 from pytensor.tensor.subtensor import (
     AdvancedIncSubtensor,
-    AdvancedIncSubtensor1,
     AdvancedSubtensor,
-    AdvancedSubtensor1,
     IncSubtensor,
     Subtensor,
     indices_from_subtensor,
 )
 from pytensor.tensor.type_other import MakeSlice, NoneTypeT, SliceType
 
+from converter import compat
 from converter._core import Context, convert_op
 
 INT64_MAX, INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
@@ -208,7 +207,6 @@ def _select(ctx: Context, x: str, rank: int, entries) -> str:
 
 # -- getters ----------------------------------------------------------------------------------
 @convert_op.register(Subtensor)
-@convert_op.register(AdvancedSubtensor1)
 @convert_op.register(AdvancedSubtensor)
 def _subtensor(op, ctx: Context, node):
     """numpy indexing. Out-of-range slice bounds clamp in both; integer and array indices out
@@ -222,7 +220,6 @@ def _subtensor(op, ctx: Context, node):
 
 # -- setters ----------------------------------------------------------------------------------
 @convert_op.register(IncSubtensor)
-@convert_op.register(AdvancedIncSubtensor1)
 @convert_op.register(AdvancedIncSubtensor)
 def _inc_subtensor(op, ctx: Context, node):
     """``x[idx] = y`` or ``x[idx] += y`` on a copy of x.
@@ -240,8 +237,7 @@ def _inc_subtensor(op, ctx: Context, node):
     dtype = x.type.dtype
     ignore_duplicates = getattr(op, "ignore_duplicates", False)  # absent from old PyTensor
     accumulate = not op.set_instead_of_inc and not ignore_duplicates
-    if isinstance(op, AdvancedIncSubtensor1) and accumulate and dtype != "bool" \
-            and x.type.ndim == 1:
+    if accumulate and dtype != "bool" and x.type.ndim == 1 and _vector_index(op, index_inputs):
         return [_inc_vector(ctx, x, y, index_inputs[0])]
     entries = _entries(ctx, op, index_inputs, not isinstance(op, IncSubtensor))
     shape = ctx.add("Shape", [ctx.name_of(x)])
@@ -272,6 +268,17 @@ def _inc_subtensor(op, ctx: Context, node):
     return [ctx.add("Reshape", [out, shape], allowzero=1)]
 
 
+def _vector_index(op, index_inputs) -> bool:
+    """Whether the op indexes axis 0 with one integer vector and nothing else: PyTensor < 3.3
+    has AdvancedIncSubtensor1 for it, 3.3 an AdvancedIncSubtensor whose idx_list is ``(0,)``."""
+    if isinstance(op, _INC_VECTOR_OPS):
+        return True
+    if getattr(op, "idx_list", None) != (0,) or len(index_inputs) != 1:
+        return False
+    idx = index_inputs[0]
+    return idx.type.ndim == 1 and idx.type.dtype.startswith(("int", "uint"))
+
+
 def _inc_vector(ctx: Context, x, y, index) -> str:
     """``x[idx] += y`` on a vector (a gather's gradient): one ScatterElements, which takes
     negative indices as numpy does and adds every repeated position; only a broadcast y
@@ -282,3 +289,11 @@ def _inc_vector(ctx: Context, x, y, index) -> str:
         updates = ctx.add("Expand", [updates, ctx.add("Shape", [idx])])
     return ctx.add_typed("ScatterElements", [ctx.name_of(x), idx, updates], x.type.dtype,
                          data=(0, 2), axis=0, reduction="add")
+
+
+# PyTensor < 3.3 has ops of their own for indexing axis 0 with one integer vector
+for _cls in compat.present("AdvancedSubtensor1"):
+    convert_op.register(_cls)(_subtensor)
+for _cls in compat.present("AdvancedIncSubtensor1"):
+    convert_op.register(_cls)(_inc_subtensor)
+_INC_VECTOR_OPS = compat.present("AdvancedIncSubtensor1")
