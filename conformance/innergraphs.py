@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 
+from converter import compat
+
 
 def without_inner_rewrites(outputs: list, linker: str) -> list:
     """``outputs`` recomputed with every inner graph (OpFromGraph, Scan) run by ``linker``
@@ -24,8 +26,6 @@ def without_inner_rewrites(outputs: list, linker: str) -> list:
     from pytensor.compile.mode import Mode
     from pytensor.graph.basic import clone_get_equiv
     from pytensor.scan.op import Scan
-
-    from converter import compat
 
     io_toposort = compat.lookup("io_toposort")
     from pytensor.link.vm import VMLinker
@@ -65,15 +65,18 @@ def _rewritten_inner(op) -> tuple[list, list]:
     op's compile path (its mode's rewrites, and whatever the PyTensor release adds to them),
     stopped where the rewritten graph goes to the linker. Linking, even by the Python linker,
     would compile the function of each Scan in the graph with the C linker (a second for a
-    reflect pad), for a graph that only gets inlined."""
+    reflect pad), for a graph that only gets inlined. From PyTensor 3.3 on, the outer
+    rewrites have already baked the inner graph: it is taken as it is."""
     from copy import copy
 
     from pytensor.compile.mode import Mode, get_mode
 
+    if compat.builds("inner_graph_baked_by_outer"):
+        return _as_built(op)
+
     inner_mode = get_mode(op.kwargs.get("mode"))
     probe = copy(op)
-    stop = Mode(linker=_stop_at_linker(type(inner_mode.linker))(),
-                optimizer=inner_mode.provided_optimizer)
+    stop = Mode(linker=_stop_at_linker()(), optimizer=inner_mode.provided_optimizer)
     probe.kwargs = {**op.kwargs, "mode": stop}
     probe._fn = None
     try:
@@ -104,6 +107,12 @@ def rewritten_unlinked(inputs: list, outputs: list, optimizer,
             return None
         return list(done.fgraph.inputs), list(done.fgraph.outputs)
     raise RuntimeError("pytensor.function linked the graph without handing it to the linker")
+
+
+def _as_built(op) -> tuple[list, list]:
+    """The inner graph of ``op`` as variables that can be replaced (3.3's are frozen)."""
+    inner = compat.mutable_fgraph(op.fgraph)
+    return list(inner.inputs), list(inner.outputs)
 
 
 class _Rewritten(Exception):
@@ -154,7 +163,7 @@ def inlined(inputs: list, outputs: list, rewritten: bool = False) -> tuple[list,
         while nodes := [n for n in fgraph.toposort() if isinstance(n.op, OpFromGraph)]:
             node = nodes[0]
             inner_inputs, inner_outputs = (_rewritten_inner(node.op) if rewritten else
-                                           (node.op.inner_inputs, node.op.inner_outputs))
+                                           _as_built(node.op))
             inner = clone_replace(inner_outputs,
                                   replace=dict(zip(inner_inputs, node.inputs, strict=True)))
             fgraph.replace_all([(old, old.type.filter_variable(new))

@@ -54,6 +54,9 @@ CLASSES: dict[str, tuple[str, ...]] = {
     "SparseTensorType": ("pytensor.sparse.type",),
     # user-facing functions whose row exists only where the release has them
     "xlog1py": ("pytensor.tensor.special",),
+    # new in 3.3: ndtri(exp(x)), the inverse of the normal CDF at exp(x)
+    "NdtriExp": ("pytensor.scalar.math",),
+    "ndtri_exp": ("pytensor.tensor.math",),
     "ger": ("pytensor.tensor.blas",),
 }
 
@@ -110,6 +113,10 @@ FORMS: dict[str, Callable[[], bool]] = {
     "sort_axis_property": _prop("pytensor.tensor.sort", "SortOp", "axis"),
     # 3.3: advanced indexing keeps an idx_list as basic indexing does (slices are properties)
     "advanced_idx_list": _prop("pytensor.tensor.subtensor", "AdvancedSubtensor", "idx_list"),
+    # 3.3: the outer compile's rewrites bake each OpFromGraph's inner graph for its linker
+    # (the op only links it); before, the op compiled its inner graph in a mode of its own
+    "inner_graph_baked_by_outer": lambda: hasattr(
+        importlib.import_module("pytensor.compile.builders").OpFromGraph, "link_mode"),
     # 3.3: variadic float16 add and mul round after each operand; before, they summed or
     # multiplied 3+ operands as numpy's reductions do, in float32
     "float16_variadic_in_dtype": _float16_fold_in_dtype,

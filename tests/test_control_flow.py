@@ -19,12 +19,13 @@ from onnx.reference import ReferenceEvaluator
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from pytensor.compile.mode import Mode
-from pytensor.ifelse import ifelse
 from pytensor.link.vm import VMLinker
 from pytensor.scan.utils import until
 
 import converter
-from converter import ConversionError
+from converter import ConversionError, compat
+
+ifelse = compat.lookup("ifelse")
 
 REFERENCE = Mode(linker="py", optimizer=None)
 # the Python linker evaluates both branches of an ifelse; this VM is lazy, as the C one

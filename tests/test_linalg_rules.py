@@ -12,12 +12,9 @@ from onnx.reference import ReferenceEvaluator
 from pytensor.tensor.blas import gemv_no_inplace
 
 import converter
-from converter import MIN_OPSET, UnsupportedOpError
+from converter import MIN_OPSET, UnsupportedOpError, compat
 
-try:
-    from pytensor.tensor.linalg import MatrixPinv
-except ImportError:  # PyTensor 2.x
-    from pytensor.tensor.nlinalg import MatrixPinv
+MatrixPinv = compat.lookup("MatrixPinv")
 
 
 def _ops(model) -> set[str]:
