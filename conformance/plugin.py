@@ -22,7 +22,13 @@ from conformance import (
     profiles,
     pytensor_env,
 )
-from conformance.backends import BACKENDS, DEFAULT_BACKENDS, OPTIONAL_BACKENDS, REFERENCE
+from conformance.backends import (
+    BACKENDS,
+    DEFAULT_BACKENDS,
+    OPTIONAL_BACKENDS,
+    REFERENCE,
+    expand_backends,
+)
 from conformance.harness import CaseOutcome, Harness, Spec
 from conformance.results import ExampleTally, ResultsWriter, merge, write_results
 from conformance.rewritestore import RewriteStore
@@ -48,7 +54,8 @@ def pytest_addoption(parser):
                     help="comma-separated opsets to test: 'default', 'min' or numbers "
                          "(default: %(default)s)")
     group.addoption("--backends", default=",".join(DEFAULT_BACKENDS),
-                    help=f"comma-separated backends, from: {', '.join(BACKENDS)} "
+                    help=f"comma-separated backends, from: {', '.join(BACKENDS)}; 'all' for "
+                         "every installed one, 'default' for the default set "
                          "(default: %(default)s)")
     group.addoption("--report-dir", default="reports",
                     help="where results.json, conformance.html and repro bundles go")
@@ -151,10 +158,12 @@ class ConformanceSession:
         self.converter_info = {"spec": self.converter_spec,
                                "version": converters.version(self.converter_spec)}
         self.strict_records = config.getoption("strict_records")
-        names = [b.strip() for b in config.getoption("backends").split(",") if b.strip()]
+        names = expand_backends(config.getoption("backends"),
+                                lambda package: importlib.util.find_spec(package) is not None)
         unknown = [b for b in names if b not in BACKENDS]
         if unknown:
-            raise pytest.UsageError(f"--backends: unknown {unknown}; choose from {list(BACKENDS)}")
+            raise pytest.UsageError(f"--backends: unknown {unknown}; choose from "
+                                    f"{list(BACKENDS)}, 'default' or 'all'")
         missing = sorted({OPTIONAL_BACKENDS[b] for b in names if b in OPTIONAL_BACKENDS
                           and importlib.util.find_spec(OPTIONAL_BACKENDS[b]) is None})
         if missing:

@@ -51,6 +51,23 @@ BACKENDS: dict[str, Backend] = {
 }
 #: Backends that need a package the quick start does not install, and the package.
 OPTIONAL_BACKENDS: dict[str, str] = {b.name: "jax" for b in _jax.BACKENDS}
-DEFAULT_BACKENDS = ("pytensor-py", "pytensor-c", "pytensor-c-opt", "pytensor-numba",
-                    "pytensor-numba-opt", "onnxruntime", "onnx-reference",
-                    "onnxruntime-rewritten")
+#: What the default run judges: what users run (the NUMBA mode is PyTensor 3's default, the C
+#: mode 2.38's), within a newcomer's cold budget. The unrewritten Numba backend and ONNX
+#: Runtime without its optimizations join with ``--backends all`` and in the nightly run.
+DEFAULT_BACKENDS = ("pytensor-py", "pytensor-c", "pytensor-c-opt", "pytensor-numba-opt",
+                    "onnxruntime", "onnx-reference", "onnxruntime-rewritten")
+
+
+def expand_backends(text: str, installed) -> list[str]:
+    """The backend names of a ``--backends`` value: names, ``default`` (DEFAULT_BACKENDS) and
+    ``all`` (every backend whose optional package ``installed(package)`` says is there)."""
+    names: list[str] = []
+    for word in (w.strip() for w in text.split(",") if w.strip()):
+        if word == "default":
+            names.extend(DEFAULT_BACKENDS)
+        elif word == "all":
+            names.extend(b for b in BACKENDS
+                         if b not in OPTIONAL_BACKENDS or installed(OPTIONAL_BACKENDS[b]))
+        else:
+            names.append(word)
+    return list(dict.fromkeys(names))

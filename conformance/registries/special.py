@@ -1,4 +1,5 @@
-"""Special functions: erf, erfc, erfcx, erfinv, erfcinv, gammaln, gamma and psi.
+"""Special functions: erf, erfc, erfcx, erfinv, erfcinv, gammaln, gamma, psi and (PyTensor
+3.3 on) ndtri_exp.
 
 Tolerances are what the converter's formulations meet against PyTensor's Python Ops
 (scipy.special), measured over the whole domain: float16 is computed in float32 and
@@ -9,8 +10,12 @@ the negative axis (a few ulp of the reflection terms, up to ~36 for psi, not of 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytensor.tensor as pt
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from scipy import special
 
 from conformance.jax_records import int_to_float32, without_jax
@@ -26,8 +31,9 @@ from conformance.registry import (
     Row,
     Tol,
 )
-from conformance.strategies import ANY, Domain, dtypes, elemwise, fixed
+from conformance.strategies import ANY, Domain, broadcast_shapes, dtypes, elements, elemwise, fixed
 from conformance.strategies.composing import well_conditioned
+from converter import compat
 
 # The C backends compute with libm (lgamma, tgamma), so they part from scipy where it does;
 # Numba calls scipy's own Cython kernels (scipy.special.cython_special) for psi and gamma, so
@@ -41,6 +47,8 @@ SCIPY_GAMMALN_MAX = 2.556348e305
 SCIPY_GAMMA_ZERO_BELOW = -170.5674972726612
 # Subnormal results keep fewer bits: 64 steps of the subnormal spacing.
 SUBNORMAL_32, SUBNORMAL_64 = 64 * 2.0**-149, 64 * 2.0**-1074
+# ndtri_exp next to x = -log 2: 2 ulp of p = exp(x) ~ 1/2 in double, times the slope sqrt(2 pi)
+NDTRI_EXP_ATOL = 2 * 2.0**-53 * math.sqrt(2 * math.pi)
 
 
 def unary(name: str, fn, domain: Domain = ANY, *, compose: bool | Composes = True,
@@ -124,6 +132,40 @@ def gamma_is_negative_zero(case: Case) -> bool:
     return bool(((result == 0) & np.signbit(result)).any())
 
 
+#: ndtri_exp's domain: x <= 0, -inf and nan (above 0 the result is nan)
+NONPOSITIVE = Domain(max_value=0.0)
+#: below this, up to 0, ndtri_exp switches formulation (scipy: -2 and log(1 - exp(-2)); the
+#: result crosses 0 at -log 2)
+SWITCHES_FROM = -3.0
+
+
+class nonpositive(elemwise):  # lower case: called like the factory it specializes
+    """elemwise(NONPOSITIVE) whose elements come, besides the special values and
+    Hypothesis' own draws, with their magnitude chosen on purpose: log-uniform in |x| from
+    the dtype's smallest subnormal (just below 0: -1e-300 and -1e-3 alike) to its largest
+    finite value (far beyond exp(x)'s underflow), and uniform over [-3, 0], where ndtri_exp
+    switches formulation. Magnitudes shrink toward -1, the others toward 0."""
+
+    def __init__(self, *, max_rank: int = 2, max_side: int = 4):
+        super().__init__(NONPOSITIVE, max_rank=max_rank, max_side=max_side)
+
+    def __call__(self, dtype: str):
+        info = np.finfo(dtype)
+        exponents = st.floats(math.log(float(info.smallest_subnormal)), math.log(float(info.max)))
+        magnitudes = exponents.map(lambda e: -min(math.exp(e), float(info.max)))
+        near = st.floats(SWITCHES_FROM, 0.0)
+        values = st.one_of(elements(dtype, NONPOSITIVE), magnitudes, near).map(
+            lambda v: np.asarray(v, dtype)[()])  # rounded to the dtype: arrays take it as is
+
+        @st.composite
+        def cases(draw):
+            (shape,), static = draw(broadcast_shapes(1, max_rank=self.max_rank,
+                                                     max_side=self.max_side))
+            return Case((draw(hnp.arrays(np.dtype(dtype), shape, elements=values)),), static)
+
+        return cases()
+
+
 # Random graphs keep gammaln and psi on the positive axis: next to their roots on the
 # negative axis the float32 error is above the graphs' float32 tolerance. The bounds also
 # keep every record's arguments out: psi's C pole at +0, scipy's gammaln overflow for
@@ -199,4 +241,15 @@ ROWS = [
            reason="JAX's gamma is exp(gammaln(x)) with a sign: off by up to ~1e-5 relative in "
                   "float32 and ~4e-13 in float64 (scipy: an ulp or two)",
            match="abs err", example=lambda d: fixed(20 if np.dtype(d).itemsize == 8 else 10)(d)),
+    # PyTensor 3.3 on. Computed in float64 for every dtype, as scipy does: float16 and float32
+    # are one rounding of a double a few ulp from scipy's, so within one ulp of the dtype
+    # (measured: 0). float64 measured 8 ulp at most (x >= -2, where ours and scipy's are each
+    # within 4-5 ulp of mpmath; 2 below, scipy's own formula), plus, next to x = -log 2 where
+    # the result sqrt(2 pi)(p - 1/2) is tiny next to p = exp(x), 2 ulp of p times sqrt(2 pi)
+    # (ONNX Runtime's double Exp is up to 2 ulp off libm's; measured 1.2). Random graphs keep
+    # x in [-30, -1], away from -log 2, where an ulp of x moves the result by far more.
+    *[Row("ndtri_exp", ndtri_exp, nonpositive(), dtypes.FLOATS, compose=well_conditioned(-30, -1),
+          tol={"float16": Tol(rtol=2.0**-10), "float32": Tol(rtol=2.0**-23),
+               "float64": Tol(rtol=2e-15, atol=NDTRI_EXP_ATOL)})
+      for ndtri_exp in compat.present("ndtri_exp")],
 ]

@@ -10,7 +10,7 @@ import importlib
 
 CATEGORY_MODULES = (
     "elemwise", "elemwise_math", "elemwise_trig", "reduce", "shape", "creation", "subtensor",
-    "linalg", "nn", "misc", "special", "linalg_solve", "control",
+    "linalg", "nn", "misc", "special", "special_ndtri", "linalg_solve", "control",
 )
 
 _loaded = [importlib.import_module(f"{__name__}.{name}") for name in CATEGORY_MODULES]
