@@ -12,7 +12,7 @@ from onnx.reference import ReferenceEvaluator
 import converter
 from benchmarks.graphs import HARNESS_CASES, ort_session
 from conformance.backends import BACKENDS
-from conformance.harness import Harness, Spec
+from conformance.core.harness import Harness, Spec
 from conformance.registries import row_named
 
 #: the backends the bare loop calls (the optimized-graph pair of the default run is left out:

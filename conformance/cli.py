@@ -13,8 +13,8 @@ import difflib
 import sys
 from pathlib import Path
 
-from conformance import converters
-from conformance.schema import Invalid, one_line
+from conformance.core import converters
+from conformance.core.schema import Invalid, one_line
 
 
 def _converter(spec: str):
@@ -78,7 +78,7 @@ def _output(name: str) -> Path:
 
 def _bundle_folder(args) -> Path:
     """The bundle folder named by the argument: a folder, or a test id under --report-dir."""
-    from conformance.bundle import bundle_name
+    from conformance.core.bundle import bundle_name
 
     folder = Path(args.bundle)
     if not folder.is_dir():
@@ -95,8 +95,8 @@ def _bundle_folder(args) -> Path:
 def _spec(meta: dict, folder: Path):
     """The test a bundle replays, with every name in it checked against this checkout."""
     from conformance.backends import BACKENDS, REFERENCE
-    from conformance.bundle import BundleError
-    from conformance.harness import Spec
+    from conformance.core.bundle import BundleError
+    from conformance.core.harness import Spec
     from conformance.registries import all_rows
 
     rows = {row.name: row for row in all_rows()}
@@ -119,8 +119,8 @@ def _spec(meta: dict, folder: Path):
 
 
 def _repro(args) -> int:
-    from conformance.bundle import load_case
-    from conformance.harness import Harness
+    from conformance.core.bundle import load_case
+    from conformance.core.harness import Harness
 
     folder = _bundle_folder(args)
     try:
@@ -198,9 +198,9 @@ def _result_paths(args) -> list[Path]:
 
 
 def _report(args) -> int:
-    from conformance import inputs, trend
-    from conformance.report import render_report
-    from conformance.results import DuplicateShard, write_results
+    from conformance.core import inputs
+    from conformance.core.results import DuplicateShard, write_results
+    from conformance.report import render_report, trend
 
     paths = _result_paths(args)
 
@@ -242,7 +242,7 @@ def _run_label(doc: dict, name: str) -> str:
 
 def _upstream_doc(args):
     """The results document of the runs given to ``conformance upstream`` (None: registry)."""
-    from conformance import inputs
+    from conformance.core import inputs
 
     if not args.runs:
         return None
@@ -260,8 +260,8 @@ def _upstream(args) -> int:
     import re
 
     import converter
-    from conformance import upstream
     from conformance.registries import all_rows
+    from conformance.upstream import issues as upstream
 
     try:
         doc = _upstream_doc(args)
@@ -322,7 +322,7 @@ def _verify(causes, out: Path) -> int:
     """Run each script in a clean interpreter; a cause whose cases show must exit 1."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from conformance import upstream
+    from conformance.upstream import issues as upstream
 
     def check(cause):
         return cause, upstream.run_clean(out / cause.slug / "repro.py", python=sys.executable)
@@ -343,8 +343,9 @@ def _bisect(args) -> int:
     import json
 
     import converter
-    from conformance import bisect, upstream
     from conformance.registries import all_rows
+    from conformance.upstream import bisect
+    from conformance.upstream import issues as upstream
 
     def log(text: str) -> None:
         print(f"  {text}", file=sys.stderr)

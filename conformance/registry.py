@@ -137,7 +137,7 @@ class Known:
 
     ``cause`` (a slug such as ``"careduce-c-0d"``) names the upstream bug the record is an
     instance of: records that share it are one root cause for ``conformance upstream``,
-    whatever their wording (conformance.upstream describes each cause once).
+    whatever their wording (conformance.upstream.issues describes each cause once).
 
     ``cpu`` (a line saying on which CPUs it shows, e.g. ``"ONNX Runtime's AVX2 kernels"``)
     marks a bug of some instruction sets only: where the example does not show, the run

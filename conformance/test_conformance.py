@@ -1,6 +1,6 @@
 """One property test per registry row, dtype and opset (ids like ``exp[float32]``)."""
 
-from conformance.runner import check
+from conformance.session.runner import check
 
 
 def test_op(spec, conformance_session):

@@ -1,12 +1,12 @@
 """A pytest plugin (-p inject_numba_bug) giving PyTensor's Numba backend a wrong kernel: tanh of
 -inf is +1.0 instead of -1.0, everything else right. The Numba backends run in a child process
-(conformance.isolate.Sandbox), so the plugin asks the child to import this module too. The
+(conformance.session.isolate.Sandbox), so the plugin asks the child to import this module too. The
 harness must blame pytensor."""
 
 import math
 import multiprocessing
 
-from conformance.isolate import Isolated
+from conformance.session.isolate import Isolated
 
 Isolated.PRELOAD.append(__name__)
 

@@ -18,7 +18,7 @@ from pytensor.compile.mode import Mode
 
 import converter
 from conformance import versions as releases
-from conformance.oracle import assert_agree
+from conformance.core.oracle import assert_agree
 from conformance.registry import DEFAULT_TOL
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/ is not installed

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from conformance import bisect
-from conformance.bisect import BUG, FIXED, BisectError, search
 from conformance.registries import all_rows
+from conformance.upstream import bisect
+from conformance.upstream.bisect import BUG, FIXED, BisectError, search
 
 RELEASES = [f"1.{minor}.0" for minor in range(20, 33)]
 

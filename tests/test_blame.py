@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.backends import BACKENDS
-from conformance.blame import classify
+from conformance.core.blame import classify
 from conformance.registry import Blame
 
 RAN = [b for b in BACKENDS if b != "pytensor-py"]

@@ -19,7 +19,7 @@ from onnx import TensorProto, helper
 
 from conformance.backends import BACKENDS, Graph
 from conformance.backends.ort_status import OrtError, Stage, Status, broken_rule
-from conformance.blame import classify
+from conformance.core.blame import classify
 from conformance.registry import Blame
 
 ROOT = Path(__file__).resolve().parents[1]

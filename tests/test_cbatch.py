@@ -10,7 +10,7 @@ import pytest
 from pytensor.compile.mode import Mode
 
 from conformance.backends import cbatch, cnodes
-from conformance.harness import Harness, Spec
+from conformance.core.harness import Harness, Spec
 from conformance.registries import row_named
 from conformance.registry import Case
 from conformance.strategies.canonical import DRAWS, canonical_cases, draws

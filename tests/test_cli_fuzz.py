@@ -30,7 +30,7 @@ json_values = st.recursive(
                                                                   max_size=3),
     max_leaves=8,
 )
-#: Records as a run writes them (see conformance/results.py), with every kind of field.
+#: Records as a run writes them (see conformance/core/results.py), with every kind of field.
 RECORDS = [
     {"kind": "run", "started": "2026-01-01T00:00:00Z", "profile": "ci", "max_examples": 12,
      "derandomize": True, "converter": "converter:to_onnx",

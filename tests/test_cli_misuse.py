@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance import inputs, results
 from conformance.cli import main
+from conformance.core import inputs, results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -321,7 +321,7 @@ def test_the_command_line_shows_no_traceback_for_garbage_results(tmp_path):
 
 
 def test_every_record_kind_merge_reads_is_checked_before_it_gets_there():
-    """A kind merge learns to read must be added to conformance.inputs.RECORDS, or its
+    """A kind merge learns to read must be added to conformance.core.inputs.RECORDS, or its
     records reach merge unchecked (records of unknown kinds pass through untouched)."""
     read = set(re.findall(r'\.get\("kind"\) == "(\w+)"', inspect.getsource(results.merge)))
     assert read and read <= set(inputs.RECORDS), read - set(inputs.RECORDS)

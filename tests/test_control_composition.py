@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from pytensor.compile.mode import Mode
 
-from conformance.coverage import op_kinds
+from conformance.core.coverage import op_kinds
 from conformance.registries import graph_composer
 from conformance.strategies.graphs import CONTROL, Composer, walk
 

@@ -16,8 +16,8 @@ from packaging.version import Version
 
 import converter
 from conformance.backends.onnxruntime import default_linker
-from conformance.harness import build_graph
-from conformance.oracle import assert_agree
+from conformance.core.harness import build_graph
+from conformance.core.oracle import assert_agree
 from conformance.registries import row_named
 from conformance.strategies.canonical import canonical_cases
 from conformance.versions import installed

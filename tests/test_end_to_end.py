@@ -20,7 +20,7 @@ def conformance(*args, tmp_path: Path, converter="converter:to_onnx", env=None):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'tests'}{os.pathsep}{ROOT}",
                CONFORMANCE_PROFILE="ci", **(env or {}))
     # pytest's cache next to the report folder, never the checkout's: a test run's rows would
-    # change where the next real run places them (conformance.schedule); later -o wins
+    # change where the next real run places them (conformance.session.schedule); later -o wins
     cmd = [sys.executable, "-m", "pytest", "-p", "no:randomly",
            "-o", f"cache_dir={tmp_path.parent / '.pytest_cache'}",
            "--report-dir", str(tmp_path), "--converter", converter, *args]

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 from pytensor import config
 
-from conformance import fastcompile
+from conformance.compile import fastcompile
 
 HEADERS = ["#include <Python.h>", "#include <math.h>", "#include <numpy/arrayobject.h>"]
 BODY = textwrap.dedent("""
@@ -108,7 +108,7 @@ def test_pytensor_compiles_its_modules_with_them(tmp_path):
         import numpy as np
         import pytensor
         import pytensor.tensor as pt
-        from conformance import fastcompile
+        from conformance.compile import fastcompile
 
         commands = []
         class Commands(logging.Handler):

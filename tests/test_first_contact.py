@@ -17,7 +17,7 @@ import pytest
 from test_end_to_end import ROOT, TESTS, conformance
 
 from conformance.registries import CATEGORIES, row_named
-from conformance.schedule import row_scope
+from conformance.session.schedule import row_scope
 
 
 def results(folder: Path) -> dict:
@@ -159,7 +159,7 @@ def _interrupted_in_a_with_clean_up() -> KeyboardInterrupt:
 def test_an_interrupt_without_a_line_number_still_prints():
     from _pytest._code import ExceptionInfo
 
-    from conformance.interrupt import drop_lineless_entries
+    from conformance.session.interrupt import drop_lineless_entries
 
     exc = _interrupted_in_a_with_clean_up()
     if exc.__traceback__.tb_next.tb_lineno is not None:
@@ -185,7 +185,7 @@ class _Cache:
 def _scheduler(cache, units: dict[str, int], workers: int = 2):
     from types import SimpleNamespace
 
-    from conformance.schedule import RowAffinityScheduling
+    from conformance.session.schedule import RowAffinityScheduling
 
     sched = SimpleNamespace(nodes=[object()] * workers, config=SimpleNamespace(cache=cache),
                             workqueue={u: dict.fromkeys(range(n), False) for u, n in units.items()})
@@ -197,7 +197,7 @@ def _scheduler(cache, units: dict[str, int], workers: int = 2):
 def test_a_unit_goes_home_to_the_worker_that_ran_it_last_time():
     """Where a worker took over another's unit, that unit's modules are in the thief's compile
     directory: the next run sends it there, and a run of a few rows forgets no other."""
-    from conformance.schedule import PLACED, RowAffinityScheduling
+    from conformance.session.schedule import PLACED, RowAffinityScheduling
 
     cache = _Cache({PLACED: {"workers": 2, "units": {"row:a": 1, "row:b": 1, "row:z": 0}}})
     sched, homes = _scheduler(cache, {"row:a": 4, "row:b": 4, "row:c": 3, "row:d": 2})
@@ -216,7 +216,7 @@ def test_a_worker_starts_its_longest_units_and_takes_over_the_longest_left():
     """Last run's seconds order the units, so that a run ends on short ones."""
     from types import SimpleNamespace
 
-    from conformance.schedule import PLACED, RowAffinityScheduling
+    from conformance.session.schedule import PLACED, RowAffinityScheduling
 
     cache = _Cache({PLACED: {"workers": 2, "units": {"row:a": 0, "row:b": 0, "row:c": 0},
                              "seconds": {"row:a": 1.0, "row:b": 9.0, "row:c": 4.0}}})

@@ -1,6 +1,6 @@
 """ONNX Runtime runs a chain of float16 nodes in float32 and rounds once where it ends: a
 declared semantic of its backends (``Semantics.widens``), judged against PyTensor's own graph
-rebuilt in float32 (conformance.widened), never against the converted model. The ONNX
+rebuilt in float32 (conformance.compile.widened), never against the converted model. The ONNX
 reference evaluator computes float16 node by node and does not declare it: it is what catches
 a converter that widens by mistake."""
 
@@ -12,10 +12,10 @@ import pytest
 
 import converter
 from conformance.backends import BACKENDS
-from conformance.harness import Harness, Spec
+from conformance.compile.widened import rounded, widened, widened_values
+from conformance.core.harness import Harness, Spec
 from conformance.registry import Case, Row
 from conformance.strategies import ANY, elemwise
-from conformance.widened import rounded, widened, widened_values
 
 W = {"float16": "float32"}
 ORT = ("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten")

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import strategies as st
 from pytensor.raise_op import Assert
 
-from conformance.harness import CaseOutcome, CellOutcome, Harness, Spec, Verdict
-from conformance.oracle import Comparison
+from conformance.core.harness import CaseOutcome, CellOutcome, Harness, Spec, Verdict
+from conformance.core.oracle import Comparison
 from conformance.registry import Blame, Case, Known, Row
 from converter.errors import UnsupportedOpError
 

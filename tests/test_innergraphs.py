@@ -10,7 +10,7 @@ import pytest
 from pytensor.compile.builders import OpFromGraph
 from pytensor.compile.mode import Mode
 
-from conformance.innergraphs import inlined
+from conformance.compile.innergraphs import inlined
 from converter import compat, function_graph
 
 # inf - inf is nan; PyTensor's rewrites fold x - x to zeros first
@@ -63,7 +63,7 @@ def test_the_inner_graph_is_rewritten_as_the_ops_own_function_rewrites_it_but_no
 
     from pytensor.compile.mode import get_mode
 
-    from conformance.innergraphs import _rewritten_inner
+    from conformance.compile.innergraphs import _rewritten_inner
 
     x = pt.matrix("x", dtype="float32")
     op = pt.pad(x, [[1, 3], [2, 0]], mode="reflect").owner.op  # Scans inside: slow to link
@@ -84,7 +84,7 @@ def test_the_inner_graph_is_rewritten_as_the_ops_own_function_rewrites_it_but_no
 @pytest.mark.skipif(not compat.builds("inner_graph_baked_by_outer"),
                     reason="before PyTensor 3.3 the op rewrites its inner graph itself")
 def test_an_inner_graph_the_outer_rewrites_baked_is_taken_as_it_is():
-    from conformance.innergraphs import _rewritten_inner
+    from conformance.compile.innergraphs import _rewritten_inner
 
     x, y = graph()
     rewritten = function_graph(pytensor.function([x], y, mode=Mode(linker="py",
@@ -101,7 +101,7 @@ def outer(outputs) -> str:
 
 
 def test_an_input_that_is_also_an_output_stays_itself_beside_an_inner_graph():
-    from conformance.innergraphs import without_inner_rewrites
+    from conformance.compile.innergraphs import without_inner_rewrites
 
     # a random graph's output may be one of its inputs (specify_shape(z, ()) returns z)
     x, y = graph()

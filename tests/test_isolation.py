@@ -142,11 +142,11 @@ def test_a_ctrl_c_stops_the_wait_for_a_busy_child(monkeypatch):
     child compiling a row's batch kept an interrupted run going for minutes."""
     import numpy as np
 
-    from conformance import interrupt
-    from conformance.harness import Spec, recipe
-    from conformance.isolate import Isolated
+    from conformance.core.harness import Spec, recipe
     from conformance.registries import row_named
     from conformance.registry import Case
+    from conformance.session import interrupt
+    from conformance.session.isolate import Isolated
 
     spec = Spec(row_named("neg"), "float32", 18, ("onnxruntime",))
     case = Case((np.array([1.0], "float32"),), ((None,),))

@@ -1,4 +1,5 @@
-"""The import graph of ``conformance/``: no circles, and layers import only downward.
+"""The import graph of ``conformance/``: no circles, layers import only downward, and modules
+stay small.
 
 Imports inside functions count as well: a lazy import that closes a circle is still a circle.
 A package that loads its category modules by name (``CATEGORIES``) depends on them too.
@@ -75,29 +76,94 @@ def test_no_import_circles():
     assert not circles, "import circles in conformance/:\n" + "\n".join(sorted(circles))
 
 
-LOWER_LAYERS = {  # a module of the key's layer must not import any module listed
-    "conformance.strategies": ("conformance.registries", "conformance.harness",
-                               "conformance.plugin", "conformance.runner", "conformance.cli"),
-    "conformance.registries": ("conformance.harness", "conformance.plugin", "conformance.runner",
-                               "conformance.cli", "conformance.results"),
-    "conformance.cli": ("conformance.plugin",),
-    "conformance.isolate": ("conformance.plugin",),
-    "conformance.converters": ("conformance.plugin",),
+#: The layers of conformance/, lowest first: the record vocabulary, then strategies and the
+#: registry rows, PyTensor compile helpers, backends, running and judging cases (core), the
+#: report, the pytest session, upstream reporting and the CLI. A module imports only from its
+#: own layer and the layers before it.
+LAYERS = (
+    "conformance.versions", "conformance.registry", "conformance.strategies",
+    "conformance.jax_records", "conformance.registries", "conformance.compile",
+    "conformance.backends", "conformance.core", "conformance.report", "conformance.session",
+    "conformance.upstream", "conformance.cli",
+)
+#: What a layer must not import besides the layers above it.
+SIDEWAYS = {
+    "conformance.compile": ("conformance.registries",),
+    "conformance.backends": ("conformance.registries",),
+    # the report renders a results document: it needs no graph, backend or row
+    "conformance.report": ("conformance.strategies", "conformance.registries",
+                           "conformance.compile", "conformance.backends"),
+    "conformance.upstream": ("conformance.session",),
+    # the CLI, the child process and the converter loader never load the pytest plugin
+    "conformance.cli": ("conformance.session.plugin",),
+    "conformance.session.isolate": ("conformance.session.plugin",),
+    "conformance.core.converters": ("conformance.session.plugin",),
 }
+LOWER_LAYERS = {  # a module of the key's layer must not import any module listed
+    layer: (*LAYERS[n + 1:], *SIDEWAYS.get(layer, ())) for n, layer in enumerate(LAYERS)
+} | {layer: banned for layer, banned in SIDEWAYS.items() if layer not in LAYERS}
+#: The imports against the layers that exist, each with why; a new one fails the test.
+UPWARD = {
+    ("conformance.backends.base", "conformance.core.coverage"):
+        "a graph reports its op kinds and ONNX operators (Graph.coverage)",
+    ("conformance.core.harness", "conformance.session.interrupt"):
+        "the harness raises a swallowed Ctrl-C again between backends",
+    ("conformance.core.harness", "conformance.upstream.upstream_script"):
+        "a case's graph as standalone code (case_code)",
+    ("conformance.upstream.issues", "conformance.session.isolate"):
+        "conformance upstream reproduces Numba and JAX cells in the Sandbox child",
+}
+
+
+def _within(module: str, layer: str) -> bool:
+    return module == layer or module.startswith(layer + ".")
 
 
 @pytest.mark.parametrize("layer", sorted(LOWER_LAYERS))
 def test_layers_import_only_downward(layer):
     upward = {
-        (m, dep) for m in GRAPH if m == layer or m.startswith(layer + ".")
-        for dep in GRAPH[m]
-        if any(dep == up or dep.startswith(up + ".") for up in LOWER_LAYERS[layer])
+        (m, dep) for m in GRAPH if _within(m, layer) for dep in GRAPH[m]
+        if any(_within(dep, up) for up in LOWER_LAYERS[layer]) and (m, dep) not in UPWARD
     }
     assert not upward, f"{layer} imports upward: " + ", ".join(f"{a} -> {b}" for a, b in
                                                                 sorted(upward))
 
 
-def test_the_cli_and_the_child_process_do_not_need_pytest():
-    for module in ("conformance.cli", "conformance.isolate", "conformance.converters"):
-        assert "pytest" not in {a.name for n in ast.walk(ast.parse(MODULES[module].read_text()))
-                                if isinstance(n, ast.Import) for a in n.names}, module
+def test_the_listed_upward_imports_still_exist():
+    gone = {edge for edge in UPWARD if edge[1] not in GRAPH.get(edge[0], ())}
+    assert not gone, f"remove from UPWARD what no longer happens: {sorted(gone)}"
+
+
+def _reached(module: str) -> set[str]:
+    seen, pending = set(), [module]
+    while pending:
+        if (m := pending.pop()) not in seen:
+            seen.add(m)
+            pending.extend(GRAPH[m])
+    return seen
+
+
+def _imports_pytest(module: str) -> bool:
+    tree = ast.parse(MODULES[module].read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree)
+              if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+    return any(name.split(".")[0] in ("pytest", "_pytest") for name in names)
+
+
+@pytest.mark.parametrize("module", ["conformance.cli", "conformance.session.isolate",
+                                    "conformance.core.converters"])
+def test_the_cli_and_the_child_process_do_not_need_pytest(module):
+    """Neither the module nor anything it imports, lazily or not, imports pytest."""
+    needing = sorted(m for m in _reached(module) if _imports_pytest(m))
+    assert not needing, f"{module} reaches modules that import pytest: {', '.join(needing)}"
+
+
+#: House rule 7: modules of at most ~500 lines (the tilde allows a tenth more).
+MAX_LINES = 550
+
+
+def test_modules_stay_small():
+    sizes = {m: len(p.read_text().splitlines()) for m, p in MODULES.items()}
+    long = {m: n for m, n in sorted(sizes.items()) if n > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines (split them by concern): {long}"

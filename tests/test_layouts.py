@@ -18,11 +18,11 @@ import pytest
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
-from conformance import runner
-from conformance.harness import CaseOutcome, Spec, Verdict
-from conformance.oracle import Comparison
+from conformance.core.harness import CaseOutcome, Spec, Verdict
+from conformance.core.oracle import Comparison
 from conformance.registries import indexing, shape
 from conformance.registry import Case, Row
+from conformance.session import runner
 from conformance.strategies import layouts, subtensors
 
 ROOT = Path(__file__).resolve().parents[1]

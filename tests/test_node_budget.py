@@ -33,7 +33,7 @@ import pytensor
 import pytest
 
 import converter
-from conformance.harness import build_graph
+from conformance.core.harness import build_graph
 from conformance.registries import all_rows
 from conformance.strategies.canonical import Store
 

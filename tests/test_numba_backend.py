@@ -12,7 +12,7 @@ from conformance.backends import BACKENDS, Declined, Graph
 from conformance.backends.base import Crashed
 from conformance.backends.cbatch import Member
 from conformance.backends.numba import NumbaBatch, semantics
-from conformance.harness import Harness, Spec
+from conformance.core.harness import Harness, Spec
 from conformance.registries import row_named
 from conformance.registry import Case
 from converter import to_onnx
@@ -64,7 +64,7 @@ def test_a_member_whose_compile_fails_keeps_its_error_and_spares_the_others():
 
 
 class _CrashingSandbox:
-    """Stands in for conformance.isolate.Sandbox: the child died on every request."""
+    """Stands in for conformance.session.isolate.Sandbox: the child died on every request."""
 
     restarted = 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.oracle import assert_agree, compare
+from conformance.core.oracle import assert_agree, compare
 from conformance.registry import EXACT, Tol
 
 F32 = Tol(rtol=1e-6, atol=1e-6)

@@ -24,7 +24,7 @@ from packaging.specifiers import SpecifierSet
 from pytensor.compile.mode import Mode
 
 import converter
-from conformance.oracle import assert_agree
+from conformance.core.oracle import assert_agree
 from conformance.registry import DEFAULT_TOL
 
 pm = pytest.importorskip(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
-from conformance.harness import CellOutcome, Harness, Spec
+from conformance.core.harness import CellOutcome, Harness, Spec
 from conformance.registries import row_named
 from conformance.registry import Blame, Case
 

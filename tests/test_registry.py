@@ -87,13 +87,13 @@ def test_supported_ops_document_is_current():
     this line is in the document's table unless that list names it."""
     from pathlib import Path
 
-    from conformance import coverage
+    from conformance.core import coverage
 
     names = {row.name for row in registries.all_rows()}
     misplaced = {name: spec for name, spec in coverage.ROWS_NOT_ON_NEWEST.items()
                  if (name in names) != releases.holds(spec)}
     assert not misplaced, (
-        f"on pytensor {pytensor.__version__} these rows of conformance.coverage."
+        f"on pytensor {pytensor.__version__} these rows of conformance.core.coverage."
         f"ROWS_NOT_ON_NEWEST exist where their requirement does not hold, or the reverse "
         f"(fix the requirement): {misplaced}")
     doc = Path(__file__).resolve().parents[1] / "docs" / "supported-ops.md"
@@ -110,12 +110,12 @@ def test_supported_ops_document_is_current():
     assert not unlisted, (
         f"on pytensor {pytensor.__version__} these rows are not in {doc.name}'s table: "
         f"regenerate it on {coverage.NEWEST_LINE} ({coverage.WRITE_COMMAND}), or, for a row the "
-        f"newest line lacks, list it in conformance.coverage.ROWS_NOT_ON_NEWEST:\n"
+        f"newest line lacks, list it in conformance.core.coverage.ROWS_NOT_ON_NEWEST:\n"
         + "\n".join(unlisted))
 
 
 def test_divergences_of_backends_not_running_are_not_expected():
-    from conformance.harness import Spec
+    from conformance.core.harness import Spec
     from conformance.registry import ORT_BACKENDS, Blame
 
     row = Row("x", pt.exp, elemwise(ANY), ("float32",)).xfail(

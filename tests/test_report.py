@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from conformance.core.results import ResultsWriter, error_bin, merge
 from conformance.report import context, matrix, render_report
 from conformance.report.code import counterexample
-from conformance.results import ResultsWriter, error_bin, merge
 
 HOSTILE = '<script>alert("x")</script>\'"&'
 #: Breaks out of text, attributes and script blocks if anything is not escaped.

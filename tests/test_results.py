@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conformance.results import (
+from conformance.core.results import (
     ExampleTally,
     ResultsWriter,
     jsonable,
@@ -108,7 +108,7 @@ def test_jsonable_handles_numpy_and_non_finite():
 
 
 def test_two_runs_of_one_shard_are_not_merged_as_two_shards(tmp_path):
-    from conformance.results import DuplicateShard
+    from conformance.core.results import DuplicateShard
 
     for run, shard in (("a", "1/2"), ("b", "2/2"), ("c", "1/2")):
         writer = ResultsWriter(tmp_path / run / "main.jsonl")

@@ -1,4 +1,4 @@
-"""The store of rewritten graphs (conformance.rewritestore): read back, not rewritten again,
+"""The store of rewritten graphs (conformance.compile.rewritestore): read back, not rewritten again,
 and the same graph as rewriting gives."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from conformance.backends import base as backends
-from conformance.harness import Harness, Spec
+from conformance.compile.rewritestore import RewriteStore
+from conformance.core.harness import Harness, Spec
 from conformance.registries import row_named
-from conformance.rewritestore import RewriteStore
 from conformance.strategies.canonical import canonical_cases
 from converter import to_onnx
 

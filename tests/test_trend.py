@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from conformance import trend
 from conformance.cli import main
-from conformance.results import ResultsWriter, write_results
+from conformance.core.results import ResultsWriter, write_results
+from conformance.report import trend
 
 XPASS = "XPASS(strict) t: onnxruntime now agree (onnxruntime: r); remove this expected failure"
 

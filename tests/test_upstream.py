@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance import upstream, upstream_script
 from conformance.cli import main
 from conformance.registries import all_rows, row_named
 from conformance.registry import JAX_BACKENDS, Blame, Known
 from conformance.report import context, render_report
+from conformance.upstream import issues as upstream
+from conformance.upstream import upstream_script
 
 
 @pytest.fixture(scope="module")

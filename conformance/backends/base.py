@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from conformance.innergraphs import inlined, rewritten_unlinked, without_inner_rewrites
-from conformance.rewritestore import RewriteStore
-from conformance.widened import Widths, computes_narrow, widened
+from conformance.compile.innergraphs import inlined, rewritten_unlinked, without_inner_rewrites
+from conformance.compile.rewritestore import RewriteStore
+from conformance.compile.widened import Widths, computes_narrow, widened
 from converter import compat, function_graph
 
 Runner = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
@@ -29,7 +29,7 @@ class Graph:
     inputs: list
     outputs: list
     convert: Callable  # (inputs, outputs, *, opset) -> onnx.ModelProto
-    #: where derived graphs outlive the run (conformance.rewritestore), under ``key``
+    #: where derived graphs outlive the run (conformance.compile.rewritestore), under ``key``
     store: RewriteStore | None = None
     key: tuple = ()
     _models: dict = field(default_factory=dict)
@@ -80,7 +80,7 @@ class Graph:
 
     def coverage(self, opset: int) -> dict:
         """The op kinds in the graph and the ONNX operators of its model (if it converted)."""
-        from conformance.coverage import onnx_ops, op_kinds
+        from conformance.core.coverage import onnx_ops, op_kinds
 
         try:
             emitted = sorted(onnx_ops(self.onnx_model(opset)))
@@ -145,13 +145,13 @@ class Graph:
 
     def rewritten_inlined(self, optimizer: str) -> tuple[list, list]:
         """:meth:`rewritten` with each OpFromGraph replaced by its inner graph, rewritten as
-        the op's own function would be (conformance.innergraphs.inlined)."""
+        the op's own function would be (conformance.compile.innergraphs.inlined)."""
         return self._derive(f"inlined-{optimizer}",
                             lambda: inlined(*self.rewritten(optimizer), rewritten=True))
 
     def widened(self, widths: Widths) -> Graph | None:
         """The graph with the narrow dtypes of ``widths`` computed in the wide ones
-        (conformance.widened), or None where some op cannot be rebuilt so. Kept in memory
+        (conformance.compile.widened), or None where some op cannot be rebuilt so. Kept in memory
         only: it is cheap beside the reference run it is built for."""
         key = ("widened", tuple(sorted(widths.items())))
         if key not in self._derived:
@@ -170,7 +170,7 @@ class Graph:
         if opset not in self._models:
             try:
                 self._models[opset] = self.convert(self.inputs, self.outputs, opset=opset)
-            except ConversionFailed as exc:  # a converter run elsewhere (conformance.isolate)
+            except ConversionFailed as exc:  # converted elsewhere (conformance.session.isolate)
                 self._models[opset] = exc
             except HarnessFailed:
                 raise
@@ -209,11 +209,11 @@ class ConversionFailed(Exception):
 
 
 class Crashed(RuntimeError):
-    """Code under test took its (child) process down (conformance.isolate)."""
+    """Code under test took its (child) process down (conformance.session.isolate)."""
 
 
 class Hung(RuntimeError):
-    """Code under test did not answer within its timeout (conformance.isolate)."""
+    """Code under test did not answer within its timeout (conformance.session.isolate)."""
 
 
 class HarnessFailed(RuntimeError):
@@ -257,7 +257,7 @@ class Semantics:
     flushes_subnormals: frozenset[str] = frozenset()
     #: narrow float dtype -> the wider one the backend computes it in, rounding once where a
     #: chain of such nodes ends (ONNX Runtime's CPU float16): it is also right, element by
-    #: element, where it agrees with the reference's graph rebuilt so (conformance.widened)
+    #: element, where it agrees with the reference's graph rebuilt so (conformance.compile.widened)
     widens: Widths = field(default_factory=dict)
     source: str = ""
 
@@ -300,7 +300,7 @@ class Backend:
     optimizer: str | None = None
     #: the linker whose mode's rewrites ``optimizer`` means (see Graph.rewritten)
     rewrites_for: str = "cvm"
-    #: runs in a child process of its own (conformance.isolate.Sandbox): it may corrupt
+    #: runs in a child process of its own (conformance.session.isolate.Sandbox): it may corrupt
     #: memory and crash cases later
     runs_apart: bool = False
     #: the backend that compiles the unrewritten graph with the same linker: where this

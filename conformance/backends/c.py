@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from conformance.backends.cbatch import Batch
 from conformance.backends.python import PyTensorBackend
-from conformance.innergraphs import inlined
+from conformance.compile.innergraphs import inlined
 
 
 class CBackend(PyTensorBackend):

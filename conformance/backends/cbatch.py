@@ -29,7 +29,7 @@ import numpy as np
 
 from conformance.backends.cnodes import call as _call
 from conformance.backends.cnodes import split
-from conformance.innergraphs import without_inner_rewrites
+from conformance.compile.innergraphs import without_inner_rewrites
 from converter import compat
 
 #: g++ time grows faster than linearly beyond about 20 nodes in one module.

@@ -66,7 +66,7 @@ def _tracer(inputs: list, variables: list, rewritten: bool):
     import pytensor
     from pytensor.compile.mode import Mode
 
-    from conformance.innergraphs import without_inner_rewrites
+    from conformance.compile.innergraphs import without_inner_rewrites
 
     return pytensor.function(inputs, without_inner_rewrites(variables, "py"),
                              mode=Mode(linker="py", optimizer=None), on_unused_input="ignore",

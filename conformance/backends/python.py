@@ -1,5 +1,6 @@
 """PyTensor's Python linker, without rewrites: the semantic reference every other backend is
-judged against (inner graphs of OpFromGraph and Scan included, see conformance.innergraphs)."""
+judged against (inner graphs of OpFromGraph and Scan included, see
+conformance.compile.innergraphs)."""
 
 from __future__ import annotations
 

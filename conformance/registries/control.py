@@ -6,7 +6,7 @@ Step counts and sequence lengths are drawn from 0 up, so zero and one step are c
 
 Gradients (``pytensor.grad`` through a scan) are rows of their own: their backward scans
 carry mit-mot outputs, which PyTensor's Scan runs under a VM linker only, so the Python
-reference runs those inner graphs by a VM of Python thunks (``conformance/innergraphs.py``).
+reference runs those inner graphs by a VM of Python thunks (``conformance/compile/innergraphs.py``).
 A shared variable read by a step is a row too: the converter makes it an initializer.
 """
 

@@ -58,7 +58,7 @@ def context(doc: dict) -> dict:
             "blame": sorted({b for r in rows for b in r["blames"]}),
         },
         "details": matrix.details(doc),
-        # copied from the document, which is plain JSON data already (conformance.results)
+        # copied from the document, which is plain JSON data already (conformance.core.results)
         "data": {"backends": backends, "tests": matrix.cell_data(doc, backends)},
         "errors": sections.error_plots(doc, backends),
         "coverage": sections.coverage(doc, rows),

@@ -4,7 +4,7 @@ shows when opened (numbers for every cell, failure and expected-failure details)
 from __future__ import annotations
 
 from conformance.report.code import counterexample, literal
-from conformance.trend import status
+from conformance.report.trend import status
 
 #: What a cell's colour means, in legend order.
 STATES = {

@@ -31,7 +31,8 @@ def _text(value) -> str:
 
 
 def cpu_text(cpu: dict | None) -> str:
-    """``model (machine; features)`` of the run's CPU (conformance.hardware), or "unknown"."""
+    """``model (machine; features)`` of the run's CPU (conformance.session.hardware), or
+    "unknown"."""
     if not cpu:
         return "unknown"
     return (f"{cpu.get('model', '?')} ({cpu.get('machine', '?')}; "
@@ -234,7 +235,8 @@ def records(doc: dict) -> dict | None:
 
 def upstream(doc: dict) -> dict | None:
     """The upstream root causes ``conformance upstream --report`` attached to the results
-    (optional key ``upstream``: ``{"installed", "causes": [...]}``, see conformance.upstream)."""
+    (optional key ``upstream``: ``{"installed", "causes": [...]}``, see
+    conformance.upstream.issues)."""
     data = doc.get("upstream")
     if not isinstance(data, dict) or not data.get("causes"):
         return None

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from conformance import compilestats, interrupt, upstream_script
 from conformance.backends import (
     BACKENDS,
     REFERENCE,
@@ -24,9 +23,12 @@ from conformance.backends import (
 )
 from conformance.backends.base import Crashed, Hung
 from conformance.backends.cbatch import Member
-from conformance.blame import classify
-from conformance.covering import covering_together, covers, shared_fault
-from conformance.oracle import (
+from conformance.compile import compilestats
+from conformance.compile.rewritestore import RewriteStore
+from conformance.compile.widened import rounded, widened_values
+from conformance.core.blame import classify
+from conformance.core.covering import covering_together, covers, shared_fault
+from conformance.core.oracle import (
     Comparison,
     also_tried,
     compare,
@@ -36,10 +38,10 @@ from conformance.oracle import (
     holds_subnormals,
 )
 from conformance.registry import Blame, Case, Known, Row
-from conformance.rewritestore import RewriteStore
+from conformance.session import interrupt
 from conformance.strategies import elemwise, grid
 from conformance.strategies.canonical import Store
-from conformance.widened import rounded, widened_values
+from conformance.upstream import upstream_script
 from converter.errors import UnsupportedOpError
 
 #: rows between full garbage collections (see Harness._collect)
@@ -50,7 +52,7 @@ REFUSALS = (UnsupportedOpError, NotImplementedError)
 
 
 class RefusedElsewhere(Exception):
-    """A clean refusal (one of REFUSALS) made in another process (conformance.isolate),
+    """A clean refusal (one of REFUSALS) made in another process (conformance.session.isolate),
     carried back by type name and text."""
 
 
@@ -239,7 +241,7 @@ def build_graph(row: Row, case: Case):
 
 
 def recipe(spec: Spec, case: Case) -> tuple:
-    """What a child process needs to rebuild the case's graph (conformance.isolate)."""
+    """What a child process needs to rebuild the case's graph (conformance.session.isolate)."""
     return (spec.row.name, tuple(v.dtype.str for v in case.values), case.static, case.params)
 
 
@@ -424,7 +426,7 @@ class Harness:
     def _widened_reference(self, graph: Graph, spec: Spec, case: Case, backend: Backend,
                            expected):
         """The reference's outputs for ``case`` on the graph rebuilt with the dtypes
-        ``backend`` widens computed in the wide ones, rounded once (conformance.widened), or
+        ``backend`` widens computed in the wide ones, rounded once (conformance.compile.widened), or
         None where it cannot be rebuilt (then the reference alone judges). Run here even when
         isolated: the Python linker compiles nothing."""
         widths = backend.semantics.widens

@@ -3,7 +3,7 @@
 A row's tests (its dtypes and opsets) share graphs, compiled functions and one batch of C code
 (conformance.backends.cbatch), so they go to one worker as one unit. Each unit has a home
 worker: the one that ran it last time, else one chosen by a balanced split by size; with a
-compile directory per worker (conformance.pytensor_env) a warm run finds each row's modules
+compile directory per worker (conformance.compile.pytensor_env) a warm run finds each row's modules
 where they were compiled. A worker runs its longest units first (last run's seconds) and,
 with none of its own left, takes over the longest unit left, so an uneven split costs little
 wall time and the run ends on short units.

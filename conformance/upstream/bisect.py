@@ -3,7 +3,7 @@
 A record is named ``row:index`` (its position in ``row.known``, as ``conformance upstream``
 lists them), ``row[dtype]`` (the row's one upstream record for that dtype) or
 ``row[dtype]:index``; a repro bundle folder names an unrecorded failure. Its standalone
-script (conformance.upstream) runs in one throw-away environment per release, cached under
+script (conformance.upstream.issues) runs in one throw-away environment per release, cached under
 ``~/.cache/conformance-bisect/NAME-VERSION`` (uv when installed, else venv + pip), and a
 binary search over the releases PyPI lists with a wheel for this Python finds:
 
@@ -179,7 +179,7 @@ def environment(package: str, version: str, log: Callable[[str], None]) -> Path:
 def judge_with(script: Path, package: str, log: Callable[[str], None],
                install: Callable = environment) -> Callable[[str], str]:
     """A judge that runs ``script`` in each release's environment (status 1: bug)."""
-    from conformance.upstream import run_clean
+    from conformance.upstream.issues import run_clean
 
     def judge(version: str) -> str:
         try:
@@ -206,7 +206,7 @@ _NAME = re.compile(r"^(?P<row>\w+)(?:\[(?P<dtype>\w+)\])?(?::(?P<index>\d+))?$")
 def resolve(name: str, rows, opset: int, package: str | None = None):
     """The upstream Cell a name picks (see the module docstring); with ``package``, among
     the records that package is at fault for."""
-    from conformance.upstream import UPSTREAM, Cell
+    from conformance.upstream.issues import UPSTREAM, Cell
 
     match = _NAME.match(name)
     if not match or not (match["dtype"] or match["index"]):
@@ -216,7 +216,7 @@ def resolve(name: str, rows, opset: int, package: str | None = None):
     row = by_name.get(match["row"])
     if row is None:
         raise BisectError(f"{name!r}: no registry row named {match['row']!r}")
-    from conformance.upstream import blamed_package
+    from conformance.upstream.issues import blamed_package
 
     upstream = [i for i, k in enumerate(row.known) if k.blame in UPSTREAM
                 and (package is None or blamed_package(k) == package)]
@@ -245,9 +245,9 @@ def bundle_cell(folder: Path, rows):
     """A Cell for an unrecorded failure in a repro bundle: a record made up from it."""
     import dataclasses
 
-    from conformance.bundle import load_case
+    from conformance.core.bundle import load_case
     from conformance.registry import Blame, Known
-    from conformance.upstream import UPSTREAM, Cell
+    from conformance.upstream.issues import UPSTREAM, Cell
 
     meta, case = load_case(folder)
     if meta.get("blame") not in {str(b) for b in UPSTREAM}:

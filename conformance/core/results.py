@@ -260,8 +260,8 @@ def _completion(runs: list, finishes: list, ran: int) -> dict:
 
 def coverage_of(tests: list[dict]) -> dict:
     """Op kinds the passing-or-recorded tests exercised, those never exercised, and the ONNX
-    operators the converter emitted (see conformance.coverage for what an op kind is)."""
-    from conformance.coverage import summary
+    operators the converter emitted (see conformance.core.coverage for what an op kind is)."""
+    from conformance.core.coverage import summary
 
     judged = [t for t in tests if t.get("outcome") in ("passed", "xfailed")]
     doc = summary({k for t in judged for k in t.get("op_kinds", [])})

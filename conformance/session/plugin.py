@@ -13,15 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from conformance import (
-    compilestats,
-    converters,
-    fastcompile,
-    hardware,
-    interrupt,
-    profiles,
-    pytensor_env,
-)
 from conformance.backends import (
     BACKENDS,
     DEFAULT_BACKENDS,
@@ -29,10 +20,13 @@ from conformance.backends import (
     REFERENCE,
     expand_backends,
 )
-from conformance.harness import CaseOutcome, Harness, Spec
-from conformance.results import ExampleTally, ResultsWriter, merge, write_results
-from conformance.rewritestore import RewriteStore
-from conformance.runner import failure_record, repro_command
+from conformance.compile import compilestats, fastcompile, pytensor_env
+from conformance.compile.rewritestore import RewriteStore
+from conformance.core import converters
+from conformance.core.harness import CaseOutcome, Harness, Spec
+from conformance.core.results import ExampleTally, ResultsWriter, merge, write_results
+from conformance.session import hardware, interrupt, profiles
+from conformance.session.runner import failure_record, repro_command
 from conformance.strategies.canonical import Store
 
 KEEP_RUNS = 5
@@ -133,7 +127,7 @@ class ConformanceSession:
         self.converter_spec = config.getoption("converter")
         isolated = None
         if config.getoption("isolate"):
-            from conformance.isolate import Isolated
+            from conformance.session.isolate import Isolated
 
             isolated = Isolated(self.converter_spec, config.getoption("isolate_timeout"))
         convert = load_converter(self.converter_spec)
@@ -146,7 +140,7 @@ class ConformanceSession:
                           if w.strip())
         sandbox = None
         if isolated is None:
-            from conformance.isolate import Sandbox
+            from conformance.session.isolate import Sandbox
 
             sandbox = Sandbox(self.converter_spec, SANDBOX_TIMEOUT, {
                 "c_all_layouts": c_all_layouts, "canonical": canonical.folder,
@@ -210,7 +204,7 @@ class ConformanceSession:
         return run_dir
 
     def run_info(self) -> dict:
-        from conformance.bundle import versions
+        from conformance.core.bundle import versions
 
         return {
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -292,7 +286,7 @@ class ConformanceSession:
                            "ended": round(time.time(), 3)})
 
     def failure(self, outcome: CaseOutcome, notes) -> dict:
-        from conformance.bundle import bundle_name, write_bundle
+        from conformance.core.bundle import bundle_name, write_bundle
 
         graph = self.harness.graph(outcome.spec, outcome.case)
         try:
@@ -358,7 +352,7 @@ def pytest_configure(config):
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") == "load":
-        from conformance.schedule import RowAffinityScheduling
+        from conformance.session.schedule import RowAffinityScheduling
 
         _controller["sched"] = RowAffinityScheduling(config, log)
         return _controller["sched"]

@@ -11,7 +11,7 @@ request at a time:
 - ``run``: one backend's outputs on one input set (conversion, session creation and the run).
 
 A failed conversion comes back as its own kind of answer, typed: a clean refusal (see
-``harness.is_refusal``) as :class:`~conformance.harness.RefusedElsewhere`, anything else as
+``harness.is_refusal``) as :class:`~conformance.core.harness.RefusedElsewhere`, anything else as
 :class:`RemoteError`, each wrapped in ``ConversionFailed`` as in the parent's own harness.
 
 A child that dies (segfault, abort, ``exit``) or does not answer in time is killed and replaced,
@@ -43,15 +43,15 @@ from typing import ClassVar
 import numpy as np
 import onnx
 
-from conformance import interrupt
 from conformance.backends import BACKENDS, ConversionFailed, Declined, HarnessFailed
 from conformance.backends.base import Crashed, Hung
 from conformance.backends.ort_status import OrtError
-from conformance.converters import load
-from conformance.harness import Harness, RefusedElsewhere, Spec, is_refusal, recipe
+from conformance.compile.rewritestore import RewriteStore
+from conformance.core.converters import load
+from conformance.core.harness import Harness, RefusedElsewhere, Spec, is_refusal, recipe
 from conformance.registries import row_named
 from conformance.registry import Case
-from conformance.rewritestore import RewriteStore
+from conformance.session import interrupt
 from conformance.strategies.canonical import Store
 
 #: Seconds a new child may take to import everything and load the converter.
@@ -322,7 +322,7 @@ SANDBOX_MEMORY_LIMIT = 1050 * 2**20
 #: what the fork server imports once, so that a replaced child starts in milliseconds instead
 #: of importing PyTensor, ONNX and Numba again (a sandbox is replaced after every case that
 #: wrote out of bounds); a module that fails to import is left to the child
-FORKSERVER_PRELOAD = ("conformance.isolate", "converter", "pytensor.link.numba.dispatch")
+FORKSERVER_PRELOAD = ("conformance.session.isolate", "converter", "pytensor.link.numba.dispatch")
 
 
 def _context():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from conformance.harness import CaseOutcome, Spec
+from conformance.core.harness import CaseOutcome, Spec
 from conformance.registry import Case, Known
 
 #: Refused layouts listed per test in the results.

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import example, given, settings, target
 from hypothesis.database import ExampleDatabase
 
-from conformance import hardware, interrupt
 from conformance import versions as releases
 from conformance.backends import REFERENCE
-from conformance.harness import CaseOutcome, Harness, Spec, case_code
+from conformance.core.harness import CaseOutcome, Harness, Spec, case_code
+from conformance.core.support import Refusals
 from conformance.registry import Known
+from conformance.session import hardware, interrupt
 from conformance.strategies import grid, layouts
-from conformance.support import Refusals
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Observed:
     spec: Spec
     known_seen: dict[int, str] = field(default_factory=dict)
     last_failure: CaseOutcome | None = None
-    #: the converter's clean refusals: recorded, never raised (conformance.support)
+    #: the converter's clean refusals: recorded, never raised (conformance.core.support)
     refusals: Refusals = field(default_factory=Refusals)
     #: the first raised failure's culprit (see :func:`culprit`): shrinking keeps to it
     culprit: Culprit | None = None

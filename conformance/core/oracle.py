@@ -14,7 +14,7 @@ zeros on both sides; the harness also takes an element as right where it agrees 
 reference on the inputs with their subnormals flushed (:func:`flushed`,
 :func:`either_expectation`). Likewise a backend that computes a narrow float dtype in a wider
 one (``widens``) is right where it agrees with the reference's graph rebuilt so
-(conformance.widened).
+(conformance.compile.widened).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.results import SCHEMA_VERSION, merge
-from conformance.schema import (
+from conformance.core.results import SCHEMA_VERSION, merge
+from conformance.core.schema import (
     ANY,
     BOOL,
     COUNT,
@@ -44,7 +44,7 @@ from conformance.schema import (
 Warn = Callable[[str], None]
 
 OUTCOMES = ("passed", "failed", "xfailed", "unsupported", "error", "incomplete")
-#: A test's status in a trend: its outcome, or ``xpassed`` (see conformance.trend).
+#: A test's status in a trend: its outcome, or ``xpassed`` (see conformance.report.trend).
 STATUSES = (*OUTCOMES, "xpassed")
 #: An error as stored: a number, a non-finite float written as text, or null (not measured).
 ERROR = Nullable(Either(NUMBER, Literal("nan", "inf", "-inf")))
@@ -108,7 +108,7 @@ RUN = AllOf(
        "compile_seconds wherever c_modules_compiled is given"),
 )
 
-#: Line records by kind (conformance/results.py), each checked for the fields merge uses.
+#: Line records by kind (conformance/core/results.py), each checked for the fields merge uses.
 #: Records of other kinds pass through untouched: merge ignores kinds it does not know.
 RECORDS: dict[str, Schema] = {
     "run": RUN,

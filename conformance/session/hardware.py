@@ -1,6 +1,6 @@
 """The CPU a run ran on, as data: its model and the SIMD features that choose ONNX Runtime's and
 numpy's kernels. A record of a bug that shows only on some CPUs says so (``Known.cpu``); where
-its example does not show here, the run warns instead of failing (conformance.runner)."""
+its example does not show here, the run warns instead of failing (conformance.session.runner)."""
 
 from __future__ import annotations
 

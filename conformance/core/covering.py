@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from conformance.backends import ConversionFailed
-from conformance.oracle import describe_error
+from conformance.core.oracle import describe_error
 from conformance.registry import MAX_JUDGED_ELEMENTS, Case, Known
 
 

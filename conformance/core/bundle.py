@@ -20,10 +20,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from conformance.converters import PROJECT as PROJECT_CONVERTER
-from conformance.registry import ALL_DTYPES, Case
-from conformance.results import jsonable
-from conformance.schema import (
+from conformance.core.converters import PROJECT as PROJECT_CONVERTER
+from conformance.core.results import jsonable
+from conformance.core.schema import (
     COUNT,
     STRING,
     Invalid,
@@ -38,6 +37,7 @@ from conformance.schema import (
     parse,
     validate,
 )
+from conformance.registry import ALL_DTYPES, Case
 
 _REPRO_PY = '''\
 """Replays one conformance failure on ONNX Runtime: python repro.py (needs numpy, onnxruntime).
@@ -105,7 +105,7 @@ def write_bundle(folder: Path, outcome, *, notes=(), model=None,
     if model is not None:
         (folder / "model.onnx").write_bytes(model.SerializeToString())
         (folder / "repro.py").write_text(_REPRO_PY, encoding="utf-8")
-    from conformance.harness import tolerance_for
+    from conformance.core.harness import tolerance_for
 
     tol = tolerance_for(spec, outcome.expected, outcome.graph)
     meta = {

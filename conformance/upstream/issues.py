@@ -37,9 +37,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from conformance import upstream_script as script
-from conformance.causes import CAUSES
 from conformance.registry import ALL_DTYPES, Blame, Case, Known, Row
+from conformance.upstream import upstream_script as script
+from conformance.upstream.causes import CAUSES
 
 UPSTREAM = (Blame.ONNXRUNTIME, Blame.ONNXRUNTIME_OPTIMIZER, Blame.ONNX_REFERENCE,
             Blame.PYTENSOR)
@@ -67,7 +67,7 @@ TITLES = {"onnxruntime": "ONNX Runtime", "onnx": "ONNX reference evaluator",
 
 def inner_graphs_on_cvm() -> None:
     """PyTensor's default linker set to cvm (unless PYTENSOR_FLAGS names one), as in
-    conformance runs (conformance.pytensor_env): OpFromGraph inner graphs then run C code,
+    conformance runs (conformance.compile.pytensor_env): OpFromGraph inner graphs then run C code,
     not numba, which is slow to compile. The scripts do the same."""
     import os
 
@@ -91,7 +91,7 @@ def root_key(known: Known) -> RootKey:
     if known.cause is not None:
         if known.cause not in CAUSES:
             raise ValueError(f"Known({known.reason!r}): cause={known.cause!r} has no entry "
-                             "in CAUSES (conformance/causes.py; add one line there); "
+                             "in CAUSES (conformance/upstream/causes.py; add one line there); "
                              f"described: {sorted(CAUSES)}")
         return RootKey(blamed_package(known), str(known.blame), known.cause, None)
     reason = _TAIL.sub("", _DTYPES.sub("<dtype>", known.reason)).strip()
@@ -290,7 +290,7 @@ def sides(known: Known) -> tuple[str, str]:
 def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
     """Run the cell's example on the sides that matter and render its script entry."""
     from conformance.backends import BACKENDS
-    from conformance.harness import Harness, Spec, tolerance_for
+    from conformance.core.harness import Harness, Spec, tolerance_for
 
     known = cell.known
     faulty, right = sides(known)
@@ -395,15 +395,15 @@ def _sandbox():
     case that crashes them (XLA aborting, an out-of-bounds write) is the cell's result, not
     the end of ``conformance upstream``. Those backends convert nothing, so the child loads
     the project's converter whatever ``--converter`` says."""
-    from conformance.converters import PROJECT
-    from conformance.isolate import Sandbox
+    from conformance.core.converters import PROJECT
+    from conformance.session.isolate import Sandbox
 
     return Sandbox(PROJECT, SANDBOX_TIMEOUT, {"c_all_layouts": True})
 
 
 def main_output(causes: list[RootCause], out) -> dict:
     """Write every cause's issue.md and repro.py under ``out``; the summary counts."""
-    from conformance import upstream_issue
+    from conformance.upstream import upstream_issue
 
     out.mkdir(parents=True, exist_ok=True)
     for cause in causes:

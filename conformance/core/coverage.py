@@ -7,8 +7,8 @@ and for a bare CAReduce its scalar op (``CAReduce{Composite}``; subclasses such 
 their own kinds). Composite's inner scalar ops count as Elemwise kinds too. Abstract bases
 (classes others derive from that compute nothing themselves) are not kinds.
 
-    python -m conformance.coverage                                 # print the table
-    python -m conformance.coverage --write docs/supported-ops.md   # rewrite it there
+    python -m conformance.core.coverage                                # print the table
+    python -m conformance.core.coverage --write docs/supported-ops.md  # rewrite it there
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from conformance.versions import holds, installed
 
 TABLE_START = "<!-- supported-ops:start -->"
 TABLE_END = "<!-- supported-ops:end -->"
-WRITE_COMMAND = "python -m conformance.coverage --write docs/supported-ops.md"
+WRITE_COMMAND = "python -m conformance.core.coverage --write docs/supported-ops.md"
 
 #: The PyTensor line the document is generated on (the newest): its table holds that line's rows.
 NEWEST_LINE = "pytensor>=3.3"
@@ -167,7 +167,8 @@ def write_supported_ops(path: Path) -> bool:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.coverage", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m conformance.core.coverage",
+                                     description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", type=Path, metavar="PATH",
                         help="rewrite the supported-ops table between the markers of PATH "
@@ -177,7 +178,7 @@ def main(argv=None) -> int:
         try:
             changed = write_supported_ops(args.write)
         except ValueError as exc:
-            print(f"python -m conformance.coverage: {exc}", file=sys.stderr)
+            print(f"python -m conformance.core.coverage: {exc}", file=sys.stderr)
             return 1
         print("updated" if changed else "up to date")
     else:

@@ -4,8 +4,9 @@ directory and default linker cannot change afterwards).
 - **One compile directory per xdist worker.** PyTensor holds one file lock per compile directory
   for every compilation, so workers sharing one compile one module at a time. The controller
   resolves the user's compile directory and hands it down in ``CONFORMANCE_COMPILEDIR``; each
-  worker uses ``<that directory>/xdist-<worker id>``. The scheduler (conformance.schedule) sends
-  a row to the same worker run after run, so the next run finds the row's modules.
+  worker uses ``<that directory>/xdist-<worker id>``. The scheduler
+  (conformance.session.schedule) sends a row to the same worker run after run, so the next run
+  finds the row's modules.
 - **cvm as PyTensor's default linker**, unless the user chose one. The backends pick their
   linker for the graph under test, but an OpFromGraph (einsum, pad, softmax, alloc_diag, …)
   compiles its inner graph in PyTensor's default mode, which is numba from PyTensor 3 on: slow

@@ -33,7 +33,7 @@ def status(test: dict) -> str:
 
 def load(path) -> dict:
     """A baseline: a results.json file, a .jsonl file or a run folder holding .jsonl files."""
-    from conformance.results import load_results, merge
+    from conformance.core.results import load_results, merge
 
     path = Path(path)
     if path.is_dir():

@@ -10,8 +10,8 @@ import textwrap
 
 import numpy as np
 
-from conformance import upstream_script as script
 from conformance import versions
+from conformance.upstream import upstream_script as script
 
 SPEC_URL = "https://onnx.ai/onnx/operators/onnx__{op}.html"
 NEEDS = {"onnxruntime": ("numpy", "onnxruntime"), "onnx": ("numpy", "onnx"),
