@@ -374,3 +374,24 @@ ALL_DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64",
 )
+
+
+def fixed_in(record: dict, release: str, dtypes: tuple[str, ...] | None = None) -> dict:
+    """``record`` (xfail arguments) ending before PyTensor ``release``, which fixed it: its
+    ``versions`` narrowed to ``<release`` (kept with what it had, e.g. ``pytensor>=3`` becomes
+    ``pytensor>=3,<3.3``), and its dtypes narrowed to ``dtypes`` where only those are fixed
+    (the record's others, still shown, stay in a record of their own)."""
+    bound = record.get("versions")
+    if bound is not None and releases.parse_requirement(bound).name != "pytensor":
+        raise ValueError(f"fixed_in bounds PyTensor releases; the record names {bound!r}")
+    narrowed = {**record, "versions": f"pytensor<{release}" if bound is None
+                else f"{bound},<{release}"}
+    if dtypes is not None:
+        narrowed["dtypes"] = tuple(dtypes)
+    return narrowed
+
+
+def still_shown(record: dict, fixed: tuple[str, ...], row_dtypes: tuple[str, ...]) -> dict:
+    """``record`` on the dtypes of ``row_dtypes`` it covers but ``fixed`` (see fixed_in)."""
+    covered = record.get("dtypes") or row_dtypes
+    return {**record, "dtypes": tuple(d for d in covered if d not in fixed)}

@@ -22,8 +22,8 @@ from packaging.version import InvalidVersion, Version
 CHECKED: dict[str, str] = {
     "onnxruntime": "1.32.0",
     "onnx": "1.23.2",
-    "pytensor": "3.0.7",
-    "numpy": "2.4.6",
+    "pytensor": "3.3.8",
+    "numpy": "2.5.5",
 }
 
 #: The package a blame points at, for records that do not name one.

@@ -151,21 +151,21 @@ def overflows_unlike_double(fold):
 def variadic_overflows(int_dtypes, example) -> dict:
     return {"backends": ALL_BACKENDS, "dtypes": int_dtypes, "blame": Blame.PYTENSOR,
             "reason": "Python linker raises OverflowError where 3+ integer operands wrap",
-            "cause": "elemwise-py-frompyfunc",
+            "cause": "elemwise-py-frompyfunc", "versions": "pytensor<3.3",
             "match": "OverflowError", "example": example}
 
 
 MUL_VARIADIC_UINT64 = {
     "backends": ALL_BACKENDS, "dtypes": ("uint64",), "blame": Blame.PYTENSOR,
     "reason": "Python linker's np.prod of 3+ uint64 operands leaves uint64 above 2**63",
-    "cause": "elemwise-py-frompyfunc",
+    "cause": "elemwise-py-frompyfunc", "versions": "pytensor<3.3",
     "match": "exact match required", "when": product_leaves_int64,
     "example": fixed(1, 1, 2**63 + 1),
 }
 def variadic_in_double(fold, example) -> dict:
     return {"backends": ALL_BACKENDS, "dtypes": ("float32",), "blame": Blame.PYTENSOR,
             "reason": "Python linker computes 3+ float32 operands as Python floats (double)",
-            "cause": "elemwise-py-frompyfunc",
+            "cause": "elemwise-py-frompyfunc", "versions": "pytensor<3.3",
             "match": "out(\\[[0-9, ]*\\])?=(nan|-?inf)", "when": overflows_unlike_double(fold),
             "example": example}
 
@@ -299,7 +299,7 @@ def cast_row(target: str) -> Row:
     return row.xfail(backends=ALL_BACKENDS, dtypes=narrowing, blame=Blame.PYTENSOR,
                      reason="Python linker's Cast raises OverflowError where C and ONNX wrap",
                      match="OverflowError", when=out_of_range(target), example=example,
-                     cause="elemwise-py-frompyfunc")
+                     cause="elemwise-py-frompyfunc", versions="pytensor<3.3")
 
 
 def identity(x):
@@ -338,7 +338,7 @@ ROWS = [
     .xfail(**variadic_overflows(dtypes.INTS, lambda d: fixed([1], [1], [np.iinfo(d).max])(d)))
     .xfail(**variadic_in_double(lambda v: v[0] + v[1] + v[2], fixed(3e38, 3e38, -3e38)))
     .xfail(backends=without_jax(ALL_BACKENDS), dtypes=FLOATS, blame=Blame.PYTENSOR,
-           cause="scalar-add-impl-sum",
+           cause="scalar-add-impl-sum", versions="pytensor<3.3",
            reason="Python linker adds 3+ operands with sum(inputs), which starts from int 0: "
                   "three -0.0 give +0.0",
            match=r"=-0\.0 but pytensor-py=0\.0 \(sign of zero", when=all_negative_zero,
@@ -373,7 +373,7 @@ ROWS = [
            match=r"=0\.0 but pytensor-py=nan", example=fixed(np.nan),
            when=lambda case: bool(np.isnan(case.values[0]).any()))
     .xfail(backends=NUMBA_BACKENDS, dtypes=dtypes.UNSIGNED, blame=Blame.PYTENSOR,
-           cause="numba-sign-unsigned",
+           cause="numba-sign-unsigned", versions="pytensor<3.3",
            reason="Numba's sign of an unsigned integer with the top bit set is the dtype's "
                   "maximum (-1 wrapped), not 1", match="exact match required",
            when=lambda case: bool((case.values[0] >> (case.values[0].dtype.itemsize * 8 - 1)

@@ -511,7 +511,7 @@ ROWS = [
     Row("composite", composite, elemwise(ANY, ANY), NUMERIC, compose=True)
     .xfail(**OVERFLOWS_IN_PYTHON)
     .xfail(backends=NUMBA_BACKENDS, dtypes=tuple(NUMBA_COMPOSITE_EXAMPLES),
-           blame=Blame.PYTENSOR, cause="numba-composite-int-widens",
+           blame=Blame.PYTENSOR, cause="numba-composite-int-widens", versions="pytensor<3.3",
            reason="Numba computes a Composite's narrow ints in 64 bits, wrapping once at the end "
                   "(abs of a wrapped intermediate differs)",
            match="exact match required", when=composite_wraps_before_abs,

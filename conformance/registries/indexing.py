@@ -83,7 +83,7 @@ def pytensor_broadcast_check_raises(case: Case) -> bool:
 # code of the 1-D case checks correctly; other cases fall back to ``perform``.
 SPURIOUS_BROADCAST_ERROR = {  # PyTensor's JAX dispatch runs the same check: not JAX's
     "backends": without_jax(NOT_REFERENCE), "blame": Blame.PYTENSOR,
-    "cause": "advinc1-perform-broadcast-check",
+    "cause": "advinc1-perform-broadcast-check", "versions": "pytensor<3.3",
     "reason": "AdvancedIncSubtensor1.perform misaligns y against x and the index and raises a "
               "spurious runtime-broadcasting error on a valid y",
     "match": "pytensor-py raised ValueError: Runtime broadcasting not allowed",
@@ -95,7 +95,7 @@ SPURIOUS_BROADCAST_ERROR = {  # PyTensor's JAX dispatch runs the same check: not
 # version has no C code and runs perform, with the check above.
 C_OPT_FLOAT16_BROADCAST = {
     "backends": ("pytensor-c-opt",), "dtypes": ("float16",), "blame": Blame.PYTENSOR,
-    "cause": "advinc1-perform-broadcast-check",
+    "cause": "advinc1-perform-broadcast-check", "versions": "pytensor<3.3",
     "reason": "the default rewrites make it an AdvancedIncSubtensor1, whose float16 perform "
               "raises a spurious runtime-broadcasting error on a valid y",
     "match": "pytensor-c-opt raised ValueError: Runtime broadcasting not allowed",
@@ -107,6 +107,7 @@ C_OPT_FLOAT16_BROADCAST = {
 # dispatch runs the same check, for every dtype.
 JAX_OPT_BROADCAST = {
     **C_OPT_FLOAT16_BROADCAST, "backends": ("pytensor-jax-opt",), "dtypes": None,
+    "versions": None,
     "reason": "the JAX mode makes it an AdvancedIncSubtensor1, whose JAX dispatch runs "
               "perform's check and raises a spurious runtime-broadcasting error on a valid y",
     "match": "pytensor-jax-opt raised ValueError: Runtime broadcasting not allowed. "
@@ -162,7 +163,7 @@ def one_index_onto_rows(case: Case) -> bool:
 # The same AdvancedIncSubtensor1 for an x of rank 2 or more, whose C code it leaves to perform.
 C_OPT_ROWS_BROADCAST = {
     "backends": ("pytensor-c-opt",), "blame": Blame.PYTENSOR,
-    "cause": "advinc1-perform-broadcast-check",
+    "cause": "advinc1-perform-broadcast-check", "versions": "pytensor<3.3",
     "reason": "the default rewrites make it an AdvancedIncSubtensor1 with y reshaped to "
               "(index size, *x.shape[1:]); for an x of rank 2 or more it runs perform, which "
               "raises a spurious runtime-broadcasting error where the index has one element",

@@ -176,7 +176,7 @@ def _ort_nan_dropped(op: str, example):
 
 def _numba_nan_dropped(op: str):
     return {"backends": NUMBA_BACKENDS, "dtypes": ("float32", "float64"),
-            "blame": Blame.PYTENSOR, "cause": "numba-minmax-nan",
+            "blame": Blame.PYTENSOR, "cause": "numba-minmax-nan", "versions": "pytensor<3.3",
             "reason": f"Numba's {op} skips nan (an all-nan slice gives the identity, an infinity)",
             "match": r"but pytensor-py=nan\b", "when": has_nan,
             "example": fixed([math.nan, 1.0], params=[("axis", -1)])}
@@ -275,7 +275,7 @@ def numba_bool_reduced(op: str, value: bool):
             (np.max if op == "max" else np.min)(x, axis=axis) == value))
 
     return {"backends": NUMBA_BACKENDS, "dtypes": ("bool",), "blame": Blame.PYTENSOR,
-            "cause": "numba-careduce-bool",
+            "cause": "numba-careduce-bool", "versions": "pytensor<3.3",
             "reason": f"Numba's bool {op} gives {not value} for a slice of all {value}",
             "match": "exact match required", "when": shows,
             "example": fixed(np.full((2, 3), value), params=[("axis", 0)])}

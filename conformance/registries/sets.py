@@ -187,12 +187,12 @@ ROWS = [
                   "keeps them and one nan, sorted last",
            example=example([np.nan, 1, np.nan], params=[("flags", (True,) * 3), ("axis", None)]))
     .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), dtypes=("bool",),
-           blame=Blame.PYTENSOR, match="raised AssertionError: \\(Unique",
+           blame=Blame.PYTENSOR, match="raised AssertionError: \\(Unique", versions="pytensor<3.3",
            reason="a default rewrite of a bool Unique with its extra outputs fails an assertion "
                   "on the float64 it makes",
            example=example(False, params=[("flags", (True,) * 3), ("axis", None)]))
     .xfail(backends=("pytensor-numba-opt",), dtypes=("bool",), blame=Blame.PYTENSOR,
-           cause="numba-unique-bool", match="AssertionError",
+           cause="numba-unique-bool", match="AssertionError", versions="pytensor<3.3",
            reason="the NUMBA mode's Unique of bools with indices, inverse and counts fails an "
                   "assertion (a float64 output where bool belongs)",
            example=example(False, params=(("flags", (True, True, True)), ("axis", None))))
