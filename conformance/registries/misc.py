@@ -418,13 +418,13 @@ ROWS = [
     pad_row("constant", ALL, accepts=has_axes, constant_values=(0, (1, 2))),
     pad_row("edge", ALL, PAD_EDGE_EMPTY, PAD_EDGE_EMPTY_CHECKED,
             reference_gather([[0, 0], [1, 0]]), accepts=nonempty),
-    pad_row("reflect", ALL, *but_float16_from_33(PAD_EMPTY_ARRAY, ALL),
+    pad_row("reflect", ALL, fixed_in(PAD_EMPTY_ARRAY, "3.3"),
             fixed_in(PAD_REFLECT_UNIT, "3.3"),
             pad_empty_compiled("reflect", (*C_BACKENDS, *NUMBA_BACKENDS)),
             reference_gather([[0, 0], [2, 2]]),
             *but_float16_from_33(c_divides_by_zero(pads_unit_axis, "the axis length - 1", [7]),
                                  ALL), accepts=reflectable),
-    pad_row("symmetric", ALL, *but_float16_from_33(PAD_EMPTY_ARRAY, ALL),
+    pad_row("symmetric", ALL, fixed_in(PAD_EMPTY_ARRAY, "3.3"),
             *but_float16_from_33(PAD_SYMMETRIC_STATIC_UNIT, ALL),
             pad_empty_compiled("symmetric", NUMBA_BACKENDS),
             *but_float16_from_33(c_divides_by_zero(pads_empty_array, "the axis length", []), ALL),
@@ -433,6 +433,7 @@ ROWS = [
     pad_row("wrap", WRAP_DTYPES, *but_float16_from_33(PAD_EMPTY_ARRAY, WRAP_DTYPES),
             *but_float16_from_33(c_divides_by_zero(pads_empty_array, "the axis length", []),
                                  WRAP_DTYPES),
+            pad_empty_compiled("wrap", NUMBA_BACKENDS),
             # its inner graph tiles a one-element x through Alloc
             *but_float16_from_33({**ALLOC_NEGATIVE_ZERO, "example": example(
                 [-0.0], [[0, 0]], dtypes_=(None, "int64"))}, WRAP_DTYPES),
