@@ -320,6 +320,7 @@ CUM_DTYPE_BUG = {
     "dtypes": ("int8", "int16", "uint8", "uint16", "uint32"),
     "blame": Blame.PYTENSOR,
     "reason": "CumOp.perform returns numpy's 64-bit cumsum/cumprod, not the declared dtype",
+    "cause": "cumop-declared-dtype",
     "match": r"dtype=(bool|u?int(8|16|32)), but pytensor-py gives u?int64",
     "example": fixed([1, 2], params=AXIS_NONE),
 }
@@ -327,7 +328,7 @@ CUM_DTYPE_BUG_SHARED = {**CUM_DTYPE_BUG, "dtypes": ("bool", "int32"), "shared_by
                         "backends": without_numba(CUM_DTYPE_BUG["backends"])}
 NUMBA_CUMSUM_UNSIGNED = {
     "backends": NUMBA_BACKENDS, "dtypes": ("uint8", "uint16", "uint32"), "blame": Blame.PYTENSOR,
-    "versions": "pytensor>=3.3",
+    "versions": "pytensor>=3.3", "cause": "cumop-declared-dtype",
     "reason": "3.3's Numba cumsum of a narrow unsigned int returns int64 where perform returns "
               "numpy's uint64 (the graph declares the input's dtype)",
     "match": r"out\.dtype=int64, but pytensor-py gives uint64",

@@ -8,6 +8,10 @@ from conformance.jax_records import CAUSES as JAX_CAUSES
 
 #: The bug each declared ``Known.cause`` stands for, as the issue's title states it.
 CAUSES = {
+    "cumop-declared-dtype":
+        "CumOp (cumsum, cumprod) returns a 64-bit result where the graph declares the input's "
+        "dtype: perform returns numpy's cumsum/cumprod of narrow ints, and from 3.3 on Numba's "
+        "cumsum of narrow unsigned ints is int64",
     "pad-edge-empty-axis-check":
         "PyTensor 3.3's pad(mode='edge') asserts with SpecifyShape that each axis's edge slice "
         "has length 1, so padding an array with a length-0 axis raises even where that axis "
