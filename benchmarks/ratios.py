@@ -40,7 +40,7 @@ COMPARISONS = (
     Compare("model", "backend", "onnxruntime", "onnxruntime-by-hand", None,
             "onnxruntime / by hand"),
 )
-#: issue 26's targets for the models' ratios: (geometric mean, worst model), per data size
+#: the targets set for the models' ratios: (geometric mean, worst model), per data size
 MODEL_TARGETS = {40: (1.5, 4.0), 100_000: (1.0, None)}
 MAX_NODES_PER_NODE = 4.0
 

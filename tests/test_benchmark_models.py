@@ -1,6 +1,6 @@
 """The benchmark's models (``benchmarks/models.py``) export, compute on ONNX Runtime the
 log-density and gradient that PyTensor computes, and stay lean: at most 4 ONNX nodes per
-node of the PyTensor function they came from (issue 26), compiled in PyTensor's default mode
+node of the PyTensor function they came from, compiled in PyTensor's default mode
 as ``benchmarks/test_models.py`` times them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Layouts drawn, not listed (issue 25): slices, indices, axes and permutations are drawn with
+"""Layouts drawn, not listed: slices, indices, axes and permutations are drawn with
 every combination of forms; the indexing rows try the plain slices first; a failure keeps its
 blame while it shrinks; and a foreign converter that refuses negative bounds and reverses
 wrongly is found, shrunk and blamed on the converter."""
@@ -123,7 +123,7 @@ SPEC = Spec(REVERSE, "float64", 18, ("pytensor-c", "onnxruntime", "onnx-referenc
 class WrongReversal:
     """A reversal is wrong on every ONNX backend wherever it changes the vector (the
     converter's fault); on one element only the reference evaluator disagrees, as if by a bug of its
-    own (in issue 25's trial the wrong slice happened to agree on ONNX Runtime there). As in
+    own (in a measured trial the wrong slice happened to agree on ONNX Runtime there). As in
     the trial, that one-element case is met while shrinking, never before: whatever order
     Hypothesis generates in, the first failure found is the converter's."""
 

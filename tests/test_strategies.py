@@ -111,7 +111,7 @@ def test_rows_that_must_compose_do():
     from conformance.registries import graph_composer
 
     names = {r.name for r in graph_composer().rows()}
-    # reductions (sum, max) and shape ops (dimshuffle) do not compose yet: issue 11
+    # reductions (sum, max) and shape ops (dimshuffle) do not compose yet
     assert {"exp", "log", "tanh", "add", "mul", "switch"} <= names
     assert len(names) >= 60, len(names)
 
