@@ -1,7 +1,8 @@
 """A foreign converter as the one judged in a measured trial (docs/other-converters.md): it
 refuses negative constant slice bounds and negative constant integer indices
-(``UnsupportedOpError``, a clean refusal) and converts the plain reversal ``x[::-1]`` as ``x[:]``, silently wrong. Everything else goes
-to the project's converter; the project's own rules are left untouched (the wrong reversal
+(``UnsupportedOpError``, a clean refusal) and converts the plain reversal ``x[::-1]`` as
+``x[:]``, silently wrong. Everything else goes to the project's converter; the project's own
+rules are left untouched (the wrong reversal
 is a rewrite of the graph handed to it).
 """
 
