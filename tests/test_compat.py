@@ -4,6 +4,7 @@ and a class the release lacks has no rule."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
@@ -28,8 +29,6 @@ def test_no_module_guards_a_pytensor_import_itself():
 
 @pytest.mark.parametrize("name", sorted(compat.CLASSES))
 def test_every_listed_name_resolves_or_is_absent_from_every_listed_module(name):
-    import importlib
-
     found = compat.lookup(name)
     holders = [m for m in compat.CLASSES[name] if hasattr(importlib.import_module(m), name)
                ] if all(_importable(m) for m in compat.CLASSES[name]) else None
@@ -40,8 +39,6 @@ def test_every_listed_name_resolves_or_is_absent_from_every_listed_module(name):
 
 
 def _importable(module: str) -> bool:
-    import importlib
-
     try:
         importlib.import_module(module)
     except ImportError:

@@ -24,6 +24,7 @@ from packaging.specifiers import SpecifierSet
 from pytensor.compile.mode import Mode
 
 import converter
+from conformance import versions as releases
 from conformance.core.oracle import assert_agree
 from conformance.registry import DEFAULT_TOL
 
@@ -44,8 +45,7 @@ TOL = DEFAULT_TOL["float64"]
 # Verified on 2.38.3; the C code is unchanged in 3.0.7.
 C_PSI_INACCURATE = SpecifierSet("<3.1")
 # the modes that compute psi with PyTensor's C code: the default one too before PyTensor 3
-C_PSI_MODES = {"pytensor-c"} | ({"pytensor-default"} if pytensor.__version__ in SpecifierSet("<3")
-                                else set())
+C_PSI_MODES = {"pytensor-c"} | ({"pytensor-default"} if releases.holds("pytensor<3") else set())
 
 
 def studentt_free_nu():
