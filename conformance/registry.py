@@ -380,7 +380,7 @@ def fixed_in(record: dict, release: str, dtypes: tuple[str, ...] | None = None) 
     """``record`` (xfail arguments) ending before PyTensor ``release``, which fixed it: its
     ``versions`` narrowed to ``<release`` (kept with what it had, e.g. ``pytensor>=3`` becomes
     ``pytensor>=3,<3.3``), and its dtypes narrowed to ``dtypes`` where only those are fixed
-    (the record's others, still shown, stay in a record of their own)."""
+    (the record's others stay in a record of their own)."""
     bound = record.get("versions")
     if bound is not None and releases.parse_requirement(bound).name != "pytensor":
         raise ValueError(f"fixed_in bounds PyTensor releases; the record names {bound!r}")
@@ -390,8 +390,3 @@ def fixed_in(record: dict, release: str, dtypes: tuple[str, ...] | None = None) 
         narrowed["dtypes"] = tuple(dtypes)
     return narrowed
 
-
-def still_shown(record: dict, fixed: tuple[str, ...], row_dtypes: tuple[str, ...]) -> dict:
-    """``record`` on the dtypes of ``row_dtypes`` it covers but ``fixed`` (see fixed_in)."""
-    covered = record.get("dtypes") or row_dtypes
-    return {**record, "dtypes": tuple(d for d in covered if d not in fixed)}

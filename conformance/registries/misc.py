@@ -27,7 +27,6 @@ from conformance.registry import (
     Composes,
     Row,
     fixed_in,
-    still_shown,
 )
 from conformance.strategies import ANY, array_shapes, arrays, dtypes, elemwise
 
@@ -167,18 +166,24 @@ PAD_EMPTY_ARRAY = {
              r"pytensor-py raised (ZeroDivisionError|ValueError: cannot reshape)",
     "example": example(np.zeros((1, 0)), [[1, 0], [0, 0]], dtypes_=(None, "int64")),
 }
-def pad_empty_compiled(mode: str, backends, dtypes_=dtypes.ALL) -> dict:
-    """3.3's Python linker raises on extending a length-0 axis by reflecting (as numpy.pad
-    does); its compiled code reads no element and returns a result."""
+
+
+def pad_empty_compiled(mode: str, backends, example_, dtypes_=dtypes.ALL) -> dict:
+    """3.3's Python linker, running the pad's inner graph unrewritten, raises on extending a
+    length-0 axis by reflecting (as numpy.pad does); compiled code returns a result: an
+    empty one where the result is empty, else (Numba) values read from outside the array."""
     return {
         "backends": backends, "blame": Blame.PYTENSOR, "versions": "pytensor>=3.3",
         "when": pads_empty_axis, "dtypes": tuple(d for d in dtypes_ if d != "float16"),
         "reason": f"PyTensor 3.3's compiled {mode} pad of an array with a length-0 axis "
-                  "returns a result where its Python linker raises IndexError (numpy.pad "
-                  "raises too)",
+                  "returns a result (Numba: values read from outside the array) where its "
+                  "Python linker raises IndexError (numpy.pad raises too)",
         "match": "returned .* but pytensor-py raised IndexError",
-        "example": example(np.zeros(0), [[1, 2]], dtypes_=(None, "int64")),
+        "example": example_,
     }
+
+
+EMPTY_1D = example(np.zeros(0), [[1, 2]], dtypes_=(None, "int64"))
 PAD_REFLECT_UNIT = {
     "backends": ONNX_BACKENDS, "blame": Blame.PYTENSOR, "when": pads_unit_axis,
     "reason": "PyTensor's reflect leaves a length-1 axis unpadded or divides by zero; "
@@ -243,13 +248,6 @@ def pad_params(constant_values=None):
 
 def padded_shape(shapes, params) -> tuple:
     return tuple(n + sum(w) for n, w in zip(shapes[0], params["widths"], strict=True))
-
-
-def but_float16_from_33(record: dict, dtypes_) -> tuple[dict, dict]:
-    """``record`` as shown up to PyTensor 3.3, which shows it on every dtype but float16
-    (3.3's pad of a float16 array computes through other ops)."""
-    return (still_shown(record, ("float16",), dtypes_),
-            fixed_in(record, "3.3", ("float16",)))
 
 
 def pad_row(mode: str, dtypes_, *known: dict, accepts, constant_values=None) -> Row:
@@ -420,23 +418,23 @@ ROWS = [
             reference_gather([[0, 0], [1, 0]]), accepts=nonempty),
     pad_row("reflect", ALL, fixed_in(PAD_EMPTY_ARRAY, "3.3"),
             fixed_in(PAD_REFLECT_UNIT, "3.3"),
-            pad_empty_compiled("reflect", (*C_BACKENDS, *NUMBA_BACKENDS)),
+            pad_empty_compiled("reflect", (*C_BACKENDS, *NUMBA_BACKENDS), example(
+                np.zeros((0, 0)), [[0, 0], [2, 2]], dtypes_=(None, "int64"))),
             reference_gather([[0, 0], [2, 2]]),
-            *but_float16_from_33(c_divides_by_zero(pads_unit_axis, "the axis length - 1", [7]),
-                                 ALL), accepts=reflectable),
+            fixed_in(c_divides_by_zero(pads_unit_axis, "the axis length - 1", [7]), "3.3"),
+            accepts=reflectable),
     pad_row("symmetric", ALL, fixed_in(PAD_EMPTY_ARRAY, "3.3"),
-            *but_float16_from_33(PAD_SYMMETRIC_STATIC_UNIT, ALL),
-            pad_empty_compiled("symmetric", NUMBA_BACKENDS),
-            *but_float16_from_33(c_divides_by_zero(pads_empty_array, "the axis length", []), ALL),
+            fixed_in(PAD_SYMMETRIC_STATIC_UNIT, "3.3"),
+            pad_empty_compiled("symmetric", NUMBA_BACKENDS, EMPTY_1D),
+            fixed_in(c_divides_by_zero(pads_empty_array, "the axis length", []), "3.3"),
             accepts=reflectable),
     # PyTensor's wrap padding repeats x, and repeat refuses uint64 when building the graph.
-    pad_row("wrap", WRAP_DTYPES, *but_float16_from_33(PAD_EMPTY_ARRAY, WRAP_DTYPES),
-            *but_float16_from_33(c_divides_by_zero(pads_empty_array, "the axis length", []),
-                                 WRAP_DTYPES),
-            pad_empty_compiled("wrap", NUMBA_BACKENDS, WRAP_DTYPES),
+    pad_row("wrap", WRAP_DTYPES, fixed_in(PAD_EMPTY_ARRAY, "3.3"),
+            fixed_in(c_divides_by_zero(pads_empty_array, "the axis length", []), "3.3"),
+            pad_empty_compiled("wrap", NUMBA_BACKENDS, EMPTY_1D, WRAP_DTYPES),
             # its inner graph tiles a one-element x through Alloc
-            *but_float16_from_33({**ALLOC_NEGATIVE_ZERO, "example": example(
-                [-0.0], [[0, 0]], dtypes_=(None, "int64"))}, WRAP_DTYPES),
+            fixed_in({**ALLOC_NEGATIVE_ZERO, "example": example(
+                [-0.0], [[0, 0]], dtypes_=(None, "int64"))}, "3.3"),
             accepts=nonempty),
     # In random graphs no operand has one element, so ALLOC_NEGATIVE_ZERO cannot show.
     Row("broadcast_to", lambda x, shape: pt.broadcast_to(x, shape), broadcasts, ALL,

@@ -259,7 +259,7 @@ NUMBA_EMPTY_REDUCE = {
 
 def numba_bool_0d(op: str, value: bool):
     return {"backends": ("pytensor-numba",), "dtypes": ("bool",), "blame": Blame.PYTENSOR,
-            "cause": "numba-careduce-bool",
+            "cause": "numba-careduce-bool", "versions": "pytensor<3.3",
             "reason": f"Numba's {op} of a 0-d bool without rewrites gives {not value} for "
                       f"{value}",
             "match": "exact match required", "when": lambda case: case.values[0].ndim == 0,

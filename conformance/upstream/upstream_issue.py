@@ -107,11 +107,15 @@ def main():
         problem = differs(c["expected"], actual, c["rtol"], c["atol"], c["values"],
                           c["signed_zeros"])
         cannot = problem and isinstance(actual, str) and any(m in actual for m in CANNOT_LOAD)
+        masked = problem and c.get("masked")  # another bug, filed apart, hides this one
         print(f"{c['case']} on {c['backend']}:")
         print(f"  expected ({c['right']}): {show(c['expected'])}")
         print(f"  actual:   {show(actual)}")
-        print(f"  {'CANNOT JUDGE' if cannot else 'BUG' if problem else 'ok'}"
+        print(f"  {'CANNOT JUDGE' if cannot or masked else 'BUG' if problem else 'ok'}"
               f"{': ' + problem if problem else ''}")
+        if masked:
+            print(f"  (another bug, filed apart, shows here instead: {masked})")
+        cannot = cannot or masked
         unjudged += bool(cannot)
         shown += bool(problem) and not cannot
     print(f"{shown} of {len(CASES)} cases show the bug"
@@ -151,8 +155,9 @@ def script_text(cause) -> str:
         "",
         "Standalone reproduction written by `conformance upstream` (pytensor-onnx-conformance);",
         f"it needs only {needs}. For each case it prints what is expected and what",
-        f"{package} gives, and exits 1 while the bug shows, 0 once it is fixed (3: this",
-        'release cannot load the models, so nothing could be judged)."""',
+        f"{package} gives, and exits 1 while the bug shows, 0 once it is fixed (3: nothing",
+        "could be judged: this release cannot load the models, or another bug, filed apart,",
+        'shows in every case instead)."""',
         "import base64", "import io", "import pickle", "import sys", "import warnings", "",
         "import numpy as np", "from numpy import inf, nan", IMPORTS[package], "",
         RUNNERS[package].strip("\n"), "", "", "CASES = []", "",
@@ -237,7 +242,9 @@ def issue_text(cause) -> str:
         where = f"`{r.faulty}`" + (f" (opset {r.cell.opset})" if r.onnx_ops else "")
         lines += [f"- `{r.case.describe(r.cell.row.name)}` on {where}: expected "
                   f"{_short(r.expected)} (from {r.right}), got {_short(r.actual)}"
-                  + ("" if r.shown else " (does not show on the installed release)")]
+                  + (f" (hidden on the installed release by another bug: {r.masked})"
+                     if r.masked else "" if r.shown
+                     else " (does not show on the installed release)")]
     if len(cause.repros) > 6:
         lines.append(f"- ... and {len(cause.repros) - 6} more cases in repro.py")
     shown = sum(r.shown for r in cause.repros)
@@ -266,7 +273,8 @@ def issue_text(cause) -> str:
         lines += ["", "Cells with no script case:", *[f"- {p}" for p in cause.problems]]
     lines += ["", "## Reproduce", "",
               f"`python repro.py` needs only {' and '.join(NEEDS[package])}; it exits 1 while "
-              "the bug shows and 0 once it is fixed.", ""]
+              "the bug shows and 0 once it is fixed (3 when nothing could be judged: another "
+              "bug hides every case, or the release cannot load the models).", ""]
     return "\n".join(lines)
 
 
@@ -278,6 +286,7 @@ def index_entry(cause) -> dict:
             "opsets": sorted({c.opset for c in cause.cells}),
             "versions": cause.versions,
             "shown": sum(r.shown for r in cause.repros), "cases": len(cause.repros),
+            "masked": sum(bool(r.masked) for r in cause.repros),
             "problems": cause.problems,
             "issue": f"{cause.slug}/issue.md", "script": f"{cause.slug}/repro.py"}
 
