@@ -142,3 +142,48 @@ def test_hostile_results_render_as_text(page):
     assert page.execute_script("return typeof window.pwned") == "undefined"
     assert page.find_elements(By.TAG_NAME, "img") == []
     assert errors(page) == []
+
+
+#: the widths a report is read at: a laptop, the window size above, a desktop monitor
+WIDTHS = (1280, 1400, 1920)
+#: containers whose visible children must not cover one another: the navigation, the
+#: filter bar, the summary, the matrix's header row
+LAID_OUT = ("header nav", "#filters", "#summary", "#matrix-table thead tr")
+OVERLAPS = """
+const found = [];
+for (const sel of arguments[0]) {
+  for (const box of document.querySelectorAll(sel)) {
+    const kids = Array.from(box.children).filter(k => k.offsetParent !== null)
+      .map(k => [k, k.getBoundingClientRect()]).filter(([, r]) => r.width && r.height);
+    for (let i = 0; i < kids.length; i++) for (let j = i + 1; j < kids.length; j++) {
+      const [a, ra] = kids[i], [b, rb] = kids[j];
+      const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+      const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+      if (w > 1 && h > 1) found.push(`${sel}: <${a.tagName.toLowerCase()} ${a.id || a.className}>`
+        + ` and <${b.tagName.toLowerCase()} ${b.id || b.className}> overlap by ${w}x${h}px`);
+    }
+  }
+}
+return found;
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_nothing_overlaps_at_common_widths(browser, report, width):
+    """At each width the page scrolls only down (the matrix scrolls inside its own box), every
+    control stays inside the window, and no two items of a bar cover each other."""
+    browser.set_window_size(width, 1000)
+    try:
+        browser.get("about:blank")
+        browser.get(report)
+        inner = browser.execute_script("return window.innerWidth")
+        scroll = browser.execute_script("return document.documentElement.scrollWidth")
+        assert scroll <= inner, f"at {width}px the page is {scroll}px wide in a {inner}px window"
+        outside = browser.execute_script(
+            "return Array.from(document.querySelectorAll('#filters > *, header nav > *'))"
+            ".filter(e => e.offsetParent !== null && e.getBoundingClientRect().right > "
+            "window.innerWidth + 1).map(e => e.id || e.tagName)")
+        assert outside == [], f"at {width}px these controls end outside the window: {outside}"
+        assert browser.execute_script(OVERLAPS, list(LAID_OUT)) == []
+    finally:
+        browser.set_window_size(1400, 1000)
