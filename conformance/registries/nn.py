@@ -68,7 +68,7 @@ EMPTY_AXIS = {
 EMPTY_AXIS_NUMBA = {**EMPTY_AXIS, "backends": NUMBA_BACKENDS, "versions": "pytensor>=3"}
 # Run without rewrites, as the C backend runs every graph, softmax's inner max meets the C
 # code generation bug of a 0-d Max (3.x only: 2.38's Softmax is a C op of its own).
-C_ZERO_D = {**c_0d("softmax's inner max"), "versions": "pytensor>=3"}
+C_ZERO_D = {**c_0d("softmax's inner max", C_BACKENDS), "versions": "pytensor>=3"}
 # The default rewrites fold a 0-d softmax's x - max(x) to 0 (3.x: 2.38's Softmax is an op).
 ZERO_D_FOLD = {
     "backends": ("pytensor-c-opt",), "dtypes": dtypes.FLOATS, "blame": Blame.PYTENSOR,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import shlex
 import time
@@ -17,7 +18,7 @@ from conformance import versions as releases
 from conformance.backends import REFERENCE
 from conformance.core.harness import CaseOutcome, Harness, Spec, case_code
 from conformance.core.support import Refusals
-from conformance.registry import Known
+from conformance.registry import Case, Known
 from conformance.session import hardware, interrupt
 from conformance.strategies import grid, layouts
 
@@ -41,6 +42,10 @@ class Observed:
     declined: dict[object, set[str]] = field(default_factory=dict)
     #: (record index, backend) for each backend seen sharing the reference's fault it records
     shared: set[tuple[int, str]] = field(default_factory=set)
+    #: (case, backend) -> the records covering that backend's disagreement on that case: a
+    #: record whose example fails on a backend only as another record says (a C code
+    #: generation error where a rewrite's wrong value was) cannot be judged there
+    covered: dict[tuple, set[int]] = field(default_factory=dict)
 
     def keeps_blame(self, outcome: CaseOutcome) -> bool:
         """Whether ``outcome``'s failure may be raised: the first, or one with its culprit.
@@ -162,6 +167,9 @@ def check(spec: Spec, harness: Harness, session) -> dict:
         for verdict in outcome.verdicts:
             for k in verdict.covering:
                 observed.known_seen.setdefault(known.index(k), verdict.comparison.message)
+            if verdict.covering:
+                observed.covered.setdefault((_identity(case), verdict.backend), set()).update(
+                    known.index(k) for k in verdict.covering)
         if outcome.unexpected:
             if any(case is c for c in explicit):
                 # an explicit example is not shrunk: let the search find (and shrink) one
@@ -234,6 +242,9 @@ def check(spec: Spec, harness: Harness, session) -> dict:
                 for i, k in enumerate(known)}  # the backends that declined each example
     unjudged += [k for i, k in enumerate(known) if k in unseen and k not in unjudged
                  and set(spec.showing(k)) <= declined[i]]
+    # an example another record explains on every backend that could show this one
+    unjudged += [k for i, k in enumerate(known) if k in unseen and k not in unjudged
+                 and _hidden(observed, i, k.example(spec.dtype), spec.showing(k), declined[i])]
     unseen = [k for k in unseen if k not in unjudged]
     if unjudged:
         record["known_unjudged"] = [_known_json(k) for k in unjudged]
@@ -289,6 +300,20 @@ def check(spec: Spec, harness: Harness, session) -> dict:
     record["outcome"] = "passed"
     session.record_test(record)
     return record
+
+
+def _identity(case: Case) -> tuple:
+    """A case's graph and values, to tell a record's example from other cases of its graph."""
+    digest = hashlib.sha1(b"".join(v.tobytes() for v in case.values)).hexdigest()
+    return case.graph_key(), digest
+
+
+def _hidden(observed: Observed, index: int, example: Case, backends, declined) -> bool:
+    """Whether record ``index``'s example failed, on every backend that could show it and
+    did not decline it, only as other records say."""
+    judged = [b for b in backends if b not in declined]
+    found = [observed.covered.get((_identity(example), b)) for b in judged]
+    return bool(judged) and all(f and index not in f for f in found)
 
 
 def _narrowed(harness: Harness, spec: Spec, outcome: CaseOutcome) -> CaseOutcome:
