@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import numbers
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,10 +27,51 @@ class Blame(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Tol:
-    """Elementwise tolerance: ``|actual - expected| <= atol + rtol * |expected|``."""
+    """Elementwise tolerance, relative or in units in the last place (never both).
+
+    Relative: ``|actual - expected| <= atol + rtol * |expected|``.
+
+    In ULPs (``ulps`` given): ``|actual - expected| <= ulps * ulp(expected)``, ulp being
+    numpy's spacing of ``|expected|`` in the output's dtype (a subnormal's spacing for
+    subnormals and zero), plus ``operand_ulps * ulp(operand)``, ulp of the element's largest
+    operand magnitude in the same dtype: an absolute term for functions whose exact result is
+    tiny beside their operands through cancellation (sin(x) next to a multiple of pi, where
+    an argument reduction's error is a fraction of x's ulp), declared per row, never a
+    constant floor.
+    """
 
     rtol: float = 0.0
     atol: float = 0.0
+    ulps: float | None = None
+    operand_ulps: float = 0.0
+
+    def __post_init__(self):
+        for name in ("rtol", "atol", "ulps", "operand_ulps"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, numbers.Real) and 0 <= value < np.inf):
+                raise ValueError(f"Tol({name}={value!r}): must be a finite number >= 0")
+        if self.ulps is not None and (self.rtol or self.atol):
+            raise ValueError(
+                f"Tol(rtol={self.rtol!r}, atol={self.atol!r}, ulps={self.ulps!r}): give a "
+                "relative tolerance (rtol, atol) or a budget in ulps, not both; a ULP budget's "
+                "absolute term is operand_ulps, scaled to the operands")
+        if self.operand_ulps and self.ulps is None:
+            raise ValueError(f"Tol(operand_ulps={self.operand_ulps!r}) needs ulps=: it widens "
+                             "a ULP budget where cancellation makes the result tiny")
+
+    @property
+    def in_ulps(self) -> bool:
+        return self.ulps is not None
+
+
+def ulp_budget(**budgets: float) -> dict[str, Tol]:
+    """``Row.tol`` with a budget in ulps per float dtype: ``ulp_budget(float32=4, float64=2)``
+    (a dtype left out keeps the default tolerance)."""
+    bad = [d for d in budgets if d not in ("float16", "float32", "float64")]
+    if bad:
+        raise ValueError(f"ulp_budget: {bad} are not float dtypes; allowed: float16, float32, "
+                         "float64")
+    return {d: Tol(ulps=n) for d, n in budgets.items()}
 
 
 #: Per-dtype defaults; integer and bool results are always compared exactly.

@@ -20,7 +20,7 @@ from conformance.strategies import (
     fixed,
     reduction,
 )
-from conformance.strategies.values import special_values
+from conformance.strategies.values import small_magnitudes, special_values
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -87,6 +87,26 @@ def test_special_values_are_actually_drawn():
 
     collect()
     assert "nan" in seen and math.inf in seen and 0.5 in seen
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_small_magnitudes_are_drawn_on_purpose_inside_the_domain(dtype):
+    """The dtype's ladder of small magnitudes (both signs) is drawn, and only the part of
+    it that the domain allows: log1p(x) as log(1 + x) is wrong there by many ulps."""
+    ladder = small_magnitudes(dtype)
+    assert any(0 < v < 1e-3 for v in ladder) and sorted(ladder) == sorted(-v for v in ladder)
+    assert all(v in special_values(dtype) for v in ladder)
+    positive, seen = Domain(min_value=0.0, allow_nan=False), set()
+
+    @settings(max_examples=200, deadline=None, database=None)
+    @given(arrays(dtype, (4,), positive))
+    def collect(a):
+        assert (a >= 0).all()
+        seen.update(float(v) for v in a.tolist())
+
+    collect()
+    assert seen & set(ladder), sorted(seen)[:10]
+    assert all(v >= 0 for v in seen & set(ladder))
 
 
 @settings(max_examples=30, deadline=None)

@@ -469,14 +469,15 @@ class Harness:
             judge = functools.partial(
                 compare, tol=tol, backend=name, reference=REFERENCE.name, case=description,
                 values=spec.row.compare_values, signed_zeros=signed,
-                flushes_subnormals=backend.semantics.flushes_subnormals)
+                flushes_subnormals=backend.semantics.flushes_subnormals, operands=case.values)
             cmp = judge(expected, actual)
             flush, expectation = backend.semantics.flushes_subnormals, expected
             if not cmp.ok and holds_subnormals(case.values, flush):
                 # a backend that may read subnormal inputs as zeros (DAZ) is also right, element
                 # by element, where it agrees with the reference on those inputs read as zeros
                 alternative = self._flushed_reference(graph, spec, case, backend)
-                expectation = either_expectation(expected, alternative, actual, tol, flush)
+                expectation = either_expectation(expected, alternative, actual, tol, flush,
+                                                 operands=case.values)
                 cmp = judge(expectation, actual)
             if (not cmp.ok and not isinstance(actual, BaseException)
                     and backend.semantics.widens_graph(graph) and (wide := self._widened_reference(
@@ -484,7 +485,8 @@ class Harness:
                 # likewise, one that computes a narrow float in a wider one where it agrees with
                 # PyTensor's graph computed so (never with the model's own reading of it)
                 cmp = also_tried(judge(either_expectation(
-                    expectation, wide, actual, tol, flush, signed_zeros=signed), actual),
+                    expectation, wide, actual, tol, flush, signed_zeros=signed,
+                    operands=case.values), actual),
                     wide, f"{REFERENCE.name} on the graph with {backend.semantics.widening}")
             if cmp.ok and isinstance(actual, Crashed | Hung):
                 # a backend that took its process down did not raise what the reference did

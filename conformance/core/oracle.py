@@ -1,6 +1,8 @@
 """The one comparison every test uses: dtype, shape, values and agreement on raising.
 
-Floats agree when ``|actual - expected| <= atol + rtol * |expected|``, nan matches nan, an
+Floats agree when ``|actual - expected| <= atol + rtol * |expected|``, or, for a tolerance in
+ULPs, ``<= ulps * ulp(expected)`` (numpy's spacing in the output's dtype, see :func:`ulp`) plus
+the row's cancellation term scaled to the operands (``Tol``); nan matches nan, an
 infinity only matches the same infinity, and, with ``signed_zeros=True``, a zero only matches
 a zero of the same sign (IEEE 754 and numpy tell them apart: a later division turns them into
 opposite infinities). Integers and bools are exact.
@@ -63,7 +65,44 @@ def _where(n_outputs: int, i: int, index: tuple) -> str:
     return f"{name}[{', '.join(map(str, index))}]" if index else name
 
 
-def _float_errors(a: np.ndarray, e: np.ndarray, tol: Tol):
+def ulp(value: np.ndarray) -> np.ndarray:
+    """numpy's spacing of ``|value|`` in ``value``'s own dtype, as float64: the smallest
+    subnormal for subnormals and zeros, and at the largest finite magnitude its binade's
+    spacing (numpy's is inf there); nan for nan and inf."""
+    magnitude = np.abs(np.asarray(value))
+    info = np.finfo(magnitude.dtype)
+    spacing = np.spacing(np.where(magnitude == info.max, np.nextafter(info.max, 0), magnitude))
+    return np.where(np.isinf(magnitude), np.nan, spacing).astype(np.float64)
+
+
+def _operand_magnitudes(operands: Sequence[np.ndarray], e: np.ndarray) -> np.ndarray:
+    """Per element of ``e``, the largest finite operand magnitude there, in ``e``'s dtype
+    (operands that do not broadcast to ``e``'s shape count with their largest element)."""
+    largest = np.zeros(e.shape)
+    for v in operands:
+        with np.errstate(invalid="ignore"):
+            magnitude = np.abs(np.asarray(v, dtype=np.float64))
+        magnitude = np.where(np.isfinite(magnitude), magnitude, 0.0)
+        try:
+            magnitude = np.broadcast_to(magnitude, e.shape)
+        except ValueError:
+            magnitude = magnitude.max(initial=0.0)
+        largest = np.maximum(largest, magnitude)
+    return np.minimum(largest, float(np.finfo(e.dtype).max)).astype(e.dtype)
+
+
+def _allowed(e: np.ndarray, tol: Tol, operands: Sequence[np.ndarray]) -> np.ndarray:
+    """The error allowed at each element of ``e`` (the expected values), in float64."""
+    if not tol.in_ulps:
+        with np.errstate(invalid="ignore", over="ignore"):
+            return tol.atol + tol.rtol * np.abs(e.astype(np.float64))
+    allowed = tol.ulps * ulp(e)
+    if tol.operand_ulps and operands:
+        allowed = allowed + tol.operand_ulps * ulp(_operand_magnitudes(operands, e))
+    return allowed
+
+
+def _float_errors(a: np.ndarray, e: np.ndarray, tol: Tol, operands: Sequence[np.ndarray] = ()):
     """Per-element (abs error, allowed error, mismatch mask) in float64."""
     a64, e64 = a.astype(np.float64), e.astype(np.float64)
     both_nan = np.isnan(a64) & np.isnan(e64)
@@ -71,12 +110,23 @@ def _float_errors(a: np.ndarray, e: np.ndarray, tol: Tol):
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(same, 0.0, np.abs(a64 - e64))
         err = np.where(np.isnan(err), np.inf, err)
-        allowed = tol.atol + tol.rtol * np.abs(e64)
+    allowed = _allowed(e, tol, operands)
     # nan or inf on one side only is a mismatch whatever the tolerance (rtol * |nan| is nan,
     # and nothing compares greater than nan)
     special = np.isinf(a64) | np.isinf(e64) | np.isnan(a64) | np.isnan(e64)
     bad = ~same & (special | (err > allowed))
     return err, allowed, bad
+
+
+def _excess_words(err: float, allowed: float, e, tol: Tol) -> str:
+    """``abs err X > tol Y`` and the same in ulps of the expected value ``e``: against the
+    budget (``; 6 ulp > 4 ulp``) for a tolerance in ulps, else for information."""
+    words = f"abs err {err:.3g} > tol {allowed:.3g}"
+    spacing = float(ulp(np.asarray(e)))
+    if not np.isfinite(spacing):
+        return words
+    off = f"{err / spacing:.3g} ulp"
+    return f"{words}; {off} > {allowed / spacing:.3g} ulp" if tol.in_ulps else f"{words}; {off}"
 
 
 def _zero_sign_differs(a: np.ndarray, e: np.ndarray) -> tuple[int, ...] | None:
@@ -124,12 +174,13 @@ def flushed(value: np.ndarray, dtypes: frozenset[str]) -> np.ndarray:
 
 
 def either_expectation(expected: Outputs, alternative: Outputs, actual: Outputs, tol: Tol,
-                       dtypes: frozenset[str], *, signed_zeros: bool = False) -> Outputs:
+                       dtypes: frozenset[str], *, signed_zeros: bool = False,
+                       operands: Sequence[np.ndarray] = ()) -> Outputs:
     """``expected`` with each element taken from ``alternative`` where ``actual`` agrees with
     that one and not with ``expected`` (subnormals of ``dtypes`` read as zeros throughout;
-    with ``signed_zeros`` a zero agrees only with a zero of its sign): an element is right if
-    it agrees with either. Outputs that differ in number, dtype or shape, or a side that
-    raised, leave ``expected`` as it is."""
+    with ``signed_zeros`` a zero agrees only with a zero of its sign; ``operands`` as for
+    :func:`compare`): an element is right if it agrees with either. Outputs that differ in
+    number, dtype or shape, or a side that raised, leave ``expected`` as it is."""
     sides = (expected, alternative, actual)
     if any(isinstance(x, BaseException) for x in sides) or len(set(map(len, sides))) != 1:
         return expected
@@ -140,7 +191,7 @@ def either_expectation(expected: Outputs, alternative: Outputs, actual: Outputs,
             continue
         e0, f0, a0 = (flushed(v, dtypes) for v in (e, f, a))
         if e.dtype.kind in "fc":
-            off_e, off_f = _float_errors(a0, e0, tol)[2], _float_errors(a0, f0, tol)[2]
+            off_e, off_f = (_float_errors(a0, x, tol, operands)[2] for x in (e0, f0))
             if signed_zeros and e.dtype.kind == "f":
                 off_e, off_f = off_e | _zero_signs_differ(a0, e0), off_f | _zero_signs_differ(
                     a0, f0)
@@ -175,11 +226,13 @@ def _subnormal(value: np.ndarray) -> np.ndarray:
 def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
             reference: str = "pytensor-py", case: str = "", values: bool = True,
             signed_zeros: bool = False,
-            flushes_subnormals: frozenset[str] = frozenset()) -> Comparison:
+            flushes_subnormals: frozenset[str] = frozenset(),
+            operands: Sequence[np.ndarray] = ()) -> Comparison:
     """Compare ``actual`` (from ``backend``) against ``expected`` (from ``reference``);
     with ``values=False`` only dtypes and shapes (for uninitialised memory), with
     ``signed_zeros`` -0.0 and 0.0 apart, with ``flushes_subnormals`` the subnormals of those
-    dtypes read as zeros of their sign on both sides."""
+    dtypes read as zeros of their sign on both sides. ``operands`` (the case's inputs) scale
+    a ULP budget's cancellation term (``Tol.operand_ulps``)."""
     suffix = f" [{case}]" if case else ""
     if flushes_subnormals and not isinstance(expected, BaseException) \
             and not isinstance(actual, BaseException):
@@ -230,7 +283,7 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
                                          f"(exact match required for {e.dtype}){suffix}",
                                   where=(i, idx), elements=_indices(bad))
             continue
-        err, allowed, bad = _float_errors(a, e, tol)
+        err, allowed, bad = _float_errors(a, e, tol, operands)
         # Where the error is finite and non-zero the reference value is finite, so the
         # statistics need no nan handling (relative to an exact 0 they are infinite).
         nonzero = np.isfinite(err) & (err > 0)
@@ -239,17 +292,21 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
             with np.errstate(divide="ignore", over="ignore"):
                 worst_abs = max(worst_abs, float(err[nonzero].max()))
                 worst_rel = max(worst_rel, float((err[nonzero] / np.abs(ref)).max()))
-                ulps = err[nonzero] / np.spacing(np.abs(ref)).astype(np.float64)
+                ulps = err[nonzero] / ulp(ref)
                 worst_ulp = max(worst_ulp, float(ulps.max()))
         if bad.any():
-            with np.errstate(invalid="ignore"):
-                excess = np.where(bad, err - allowed, -np.inf)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                # the worst element: by how many times its budget it is off for a budget in
+                # ulps (a tiny result 1e7 ulp off before a large one 5 ulp off), else by how far
+                over = np.where(allowed > 0, err / allowed, np.inf) if tol.in_ulps else \
+                    err - allowed
+                excess = np.where(bad, np.where(np.isnan(over), np.inf, over), -np.inf)
             idx = tuple(int(j) for j in np.unravel_index(int(np.argmax(excess)), a.shape))
-            tol_text = f"{allowed[idx]:.3g}" if np.ndim(allowed) else f"{float(allowed):.3g}"
             return Comparison(
                 False,
                 f"{backend}: {_where(len(expected), i, idx)}={_value(a[idx])} but {reference}="
-                f"{_value(e[idx])} (abs err {err[idx]:.3g} > tol {tol_text}){suffix}",
+                f"{_value(e[idx])} ({_excess_words(err[idx], allowed[idx], e[idx], tol)})"
+                f"{suffix}",
                 worst_abs, worst_rel, worst_ulp, (i, idx), _indices(bad),
             )
         if signed_zeros and (found := _zero_sign_differs(a, e)) is not None:

@@ -30,6 +30,7 @@ from conformance.registry import (
     Composes,
     Row,
     Tol,
+    ulp_budget,
 )
 from conformance.strategies import ANY, Domain, broadcast_shapes, dtypes, elements, elemwise, fixed
 from conformance.strategies.composing import well_conditioned
@@ -178,7 +179,9 @@ PSI_GRAPHS = Composes(domains=(Domain(min_value=2.0**-14),),
                       dtypes=("bool", "int8", "int16", "uint8", "uint16", "float16", "float32"))
 
 ROWS = [
-    unary("erf", pt.erf, tol={"float64": Tol(rtol=1e-15)}).xfail(**int_to_float32([1])),
+    # scipy's erf against C and Numba (libm): 3 ulp in float64 at most (measured)
+    unary("erf", pt.erf, tol=ulp_budget(float16=1, float32=4, float64=4))
+    .xfail(**int_to_float32([1])),
     unary("erfc", pt.erfc, tol={"float64": Tol(rtol=2e-13)}).xfail(**int_to_float32([1])),
     unary("erfcx", pt.erfcx,
           tol={"float32": Tol(rtol=2e-6), "float64": Tol(rtol=2e-13)}),

@@ -61,8 +61,27 @@ FINITE = Domain(allow_nan=False, allow_inf=False)
 NONZERO = Domain(nonzero=True)
 
 
+#: Per float dtype, magnitudes from just above its underflow to 1e-3, where a function's
+#: result is tiny and a formula that cancels (log(1 + x) for log1p, exp(x) - 1 for expm1) is
+#: far off in ulps though well inside any absolute tolerance. float16: its smallest normal
+#: number, a subnormal (2**-20) and three decades.
+SMALL_MAGNITUDES = {
+    "float16": (float(np.finfo(np.float16).smallest_normal), 2.0**-20, 1e-4, 1e-3, 1e-2),
+    "float32": (1e-38, 1e-30, 1e-20, 1e-10, 1e-5, 1e-3),
+    "float64": (1e-300, 1e-200, 1e-100, 1e-30, 1e-16, 1e-8, 1e-3),
+}
+
+
+def small_magnitudes(dtype) -> list:
+    """The ladder of small magnitudes of a float ``dtype`` (:data:`SMALL_MAGNITUDES`), each
+    with both signs, rounded to the dtype; none for other dtypes."""
+    found = SMALL_MAGNITUDES.get(np.dtype(dtype).name, ())
+    return [float(np.asarray(sign * v, dtype)) for v in found for sign in (1, -1)]
+
+
 def special_values(dtype) -> list:
-    """Values that break careless implementations: signed zeros, ties, extremes, nan/inf."""
+    """Values that break careless implementations: signed zeros, ties, extremes, nan/inf,
+    and for floats the ladder of small magnitudes (:func:`small_magnitudes`)."""
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
         return [False, True]
@@ -71,12 +90,15 @@ def special_values(dtype) -> list:
         candidates = (0, 1, -1, 2, -2, 3, info.max, info.min, info.max - 1, info.min + 1)
         return [v for v in candidates if info.min <= v <= info.max]
     info = np.finfo(dtype)
-    return [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, math.nan, math.inf, -math.inf,
-            float(info.max), -float(info.max), float(info.tiny), float(info.smallest_subnormal)]
+    # the ladder right after the zeros: a failure there shrinks to a small magnitude
+    return [0.0, -0.0, *small_magnitudes(dtype), 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5,
+            math.nan, math.inf, -math.inf, float(info.max), -float(info.max), float(info.tiny),
+            float(info.smallest_subnormal)]
 
 
 def elements(dtype, domain: Domain = ANY):
-    """Scalars of ``dtype`` inside ``domain``: about one in four is a special value."""
+    """Scalars of ``dtype`` inside ``domain``: about one in four is a special value (for
+    floats, the small-magnitude ladder among them), those inside the domain."""
     return _elements(np.dtype(dtype), domain)
 
 

@@ -316,7 +316,8 @@ def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
     repro = Repro(cell, case, faulty, right, expected, actual, tol, False, "", "")
     # the script's own comparison, so that "shown" here is the script's exit status
     problem = script.differs(_plain(expected), _plain(actual), tol.rtol, tol.atol,
-                             cell.row.compare_values, repro.signed_zeros)
+                             cell.row.compare_values, repro.signed_zeros, tol.ulps,
+                             tol.operand_ulps, case.values)
     covering = [k for v in outcome.verdicts if v.backend == faulty for k in v.covering]
     if problem is not None and covering and known not in covering:
         repro.masked = covering[0].reason
@@ -362,7 +363,8 @@ def _entry(repro: Repro, graph, backend) -> str:
         f"CASES.append(dict(case={repro.case.describe(cell.row.name)!r}, "
         f"backend={repro.faulty!r}, right={repro.right!r},\n"
         f"    inputs={inputs},\n    expected={script.outputs_code(repro.expected)},\n"
-        f"    rtol={repro.tol.rtol!r}, atol={repro.tol.atol!r}, "
+        f"    rtol={repro.tol.rtol!r}, atol={repro.tol.atol!r}, ulps={repro.tol.ulps!r}, "
+        f"operand_ulps={repro.tol.operand_ulps!r}, "
         f"values={cell.row.compare_values!r}, "
         f"signed_zeros={repro.signed_zeros!r},\n"
         + (f"    masked={repro.masked!r},\n" if repro.masked else "")

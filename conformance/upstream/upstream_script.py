@@ -66,10 +66,19 @@ def outputs_code(outputs) -> str:
     return "[" + ", ".join(array_code(o) for o in outputs) + "]"
 
 
-def differs(expected, actual, rtol, atol, values=True, signed_zeros=False):
+def differs(expected, actual, rtol, atol, values=True, signed_zeros=False, ulps=None,
+            operand_ulps=0.0, inputs=()):
     """Why actual is not expected (None: it is): dtype, shape, values (nan equals nan,
-    an infinity only itself, floats within atol + rtol * |expected|, integers exact, bools
-    the bytes 0 and 1 only; with signed_zeros, -0.0 is not 0.0)."""
+    an infinity only itself, floats within atol + rtol * |expected|, or with ulps within
+    ulps * spacing(|expected|) in its dtype plus operand_ulps * spacing of the largest
+    operand magnitude, integers exact, bools the bytes 0 and 1 only; with signed_zeros,
+    -0.0 is not 0.0)."""
+
+    def spacing(v, dtype):  # numpy's, in dtype, finite at dtype's largest magnitude
+        big = np.finfo(dtype).max
+        v = np.minimum(np.abs(v), big).astype(dtype)
+        return np.spacing(np.where(v == big, np.nextafter(big, 0), v)).astype(np.float64)
+
     if isinstance(expected, str) or isinstance(actual, str):
         if isinstance(expected, str) and isinstance(actual, str):
             return None  # both raise
@@ -88,7 +97,21 @@ def differs(expected, actual, rtol, atol, values=True, signed_zeros=False):
                 a.astype(np.complex128 if e.dtype.kind == "c" else np.float64)
             same = (e64 == a64) | (np.isnan(e64) & np.isnan(a64))
             with np.errstate(all="ignore"):
-                close = np.abs(a64 - e64) <= atol + rtol * np.abs(e64)
+                if ulps is None:
+                    bound = atol + rtol * np.abs(e64)
+                else:
+                    dtype = np.abs(e).dtype
+                    largest = np.zeros(e.shape)
+                    for x in inputs if operand_ulps else ():
+                        x = np.abs(np.asarray(x, np.float64))
+                        x = np.where(np.isfinite(x), x, 0.0)
+                        try:
+                            x = np.broadcast_to(x, e.shape)
+                        except ValueError:
+                            x = x.max(initial=0.0)
+                        largest = np.maximum(largest, x)
+                    bound = ulps * spacing(e, dtype) + operand_ulps * spacing(largest, dtype)
+                close = np.abs(a64 - e64) <= bound
             odd = np.isinf(e64) | np.isinf(a64) | np.isnan(e64) | np.isnan(a64)
             bad = ~same & (odd | ~close)
             if signed_zeros and e.dtype.kind == "f":
