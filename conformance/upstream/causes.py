@@ -87,6 +87,10 @@ CAUSES = {
         "leading axis reads the values past their buffer: np.add.at(np.zeros(4), "
         "np.array([[0, 0], [3, 0], [0, 0]]), np.array([1., 2.])) gives [3, 0, 0, 1.6e-322], "
         "not [8, 0, 0, 1]",
+    "numba-fastmath-reassociates":
+        "PyTensor compiles Numba with fast-math on (numba__fastmath), which lets LLVM reorder "
+        "a product or sum of three operands: where numpy's left-to-right fold overflows and "
+        "another order does not (or the other way round), the result is finite (or inf)",
     "numba-int-min-div-minus-one":
         "PyTensor's Numba IntDiv and Mod of narrow signed ints compute in their own width: "
         "the minimum // -1 gives 0 (numpy wraps to the minimum) and the minimum % -1 traps "
