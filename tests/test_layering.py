@@ -76,14 +76,16 @@ def test_no_import_circles():
     assert not circles, "import circles in conformance/:\n" + "\n".join(sorted(circles))
 
 
-#: The layers of conformance/, lowest first: the record vocabulary, then strategies and the
-#: registry rows, PyTensor compile helpers, backends, running and judging cases (core), the
+#: The layers of conformance/, lowest first: the record vocabulary, then strategies, records and
+#: accuracy budgets shared by rows,
+#: the registry rows, PyTensor compile helpers, backends, running and judging cases (core), the
 #: report, the pytest session, upstream reporting and the CLI. A module imports only from its
 #: own layer and the layers before it.
 LAYERS = (
     "conformance.versions", "conformance.registry", "conformance.strategies",
-    "conformance.jax_records", "conformance.registries", "conformance.compile",
-    "conformance.backends", "conformance.core", "conformance.report", "conformance.session",
+    "conformance.jax_records", "conformance.accuracy", "conformance.registries",
+    "conformance.compile", "conformance.backends", "conformance.core", "conformance.report",
+    "conformance.session",
     "conformance.upstream", "conformance.cli",
 )
 #: What a layer must not import besides the layers above it.

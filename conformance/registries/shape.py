@@ -375,8 +375,16 @@ ROWS = [
     .xfail(backends=("pytensor-numba",), blame=Blame.PYTENSOR, cause="numba-split-one",
            reason="Numba's Split into one part returns the input with a new leading axis",
            match=r"out\.shape=\(1, ", when=lambda case: len(dict(case.params)["sizes"]) == 1,
-           example=lambda d: Case((np.zeros((0, 0), d),), ((None, None),),
-                                  (("axis", -1), ("sizes", (0,)))))
+           versions="pytensor<3.3", example=lambda d: Case(
+               (np.zeros((0, 0), d),), ((None, None),), (("axis", -1), ("sizes", (0,)))))
+    # 3.3: the one part comes back as a 1-tuple, which the output's copy cannot type
+    .xfail(backends=("pytensor-numba",), blame=Blame.PYTENSOR, cause="numba-split-one",
+           reason="Numba's Split into one part returns a 1-tuple of arrays, which the "
+                  "output's DeepCopyOp cannot type (TypingError: numba_deepcopy(UniTuple))",
+           match="pytensor-numba raised TypingError",
+           when=lambda case: len(dict(case.params)["sizes"]) == 1,
+           versions="pytensor>=3.3", example=lambda d: Case(
+               (np.zeros((3, 2), d),), ((None, None),), (("axis", 0), ("sizes", (3,)))))
     .xfail(**JAX_SPLIT_ONE, when=lambda case: len(dict(case.params)["sizes"]) == 1,
            example=lambda d: Case((np.zeros((0, 0), d),), ((None, None),),
                                   (("axis", -1), ("sizes", (0,))))),

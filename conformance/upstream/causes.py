@@ -149,7 +149,8 @@ CAUSES = {
         "ambiguous shape (cannot reshape array of size 0)",
     "numba-split-one":
         "the Numba backend's Split into one part returns the input with a new leading axis "
-        "(shape (1, 0, 0) for a (0, 0) input)",
+        "(shape (1, 0, 0) for a (0, 0) input); from PyTensor 3.3 it returns a 1-tuple, which "
+        "the output's DeepCopyOp cannot type",
     "numba-scalar-int-add-widens":
         "the Numba backend's ScalarFromTensor and scalar Add of 8/16/32-bit integers and bools "
         "return int64 or uint64 where PyTensor declares the input dtype",
