@@ -77,10 +77,9 @@ def test_no_import_circles():
 
 
 #: The layers of conformance/, lowest first: the record vocabulary, then strategies, records and
-#: accuracy budgets shared by rows,
-#: the registry rows, PyTensor compile helpers, backends, running and judging cases (core), the
-#: report, the pytest session, upstream reporting and the CLI. A module imports only from its
-#: own layer and the layers before it.
+#: accuracy budgets shared by rows, the registry rows, PyTensor compile helpers, backends,
+#: running and judging cases (core), the report, the pytest session, upstream reporting and the
+#: CLI. A module imports only from its own layer and the layers before it.
 LAYERS = (
     "conformance.versions", "conformance.registry", "conformance.strategies",
     "conformance.jax_records", "conformance.accuracy", "conformance.registries",
