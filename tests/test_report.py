@@ -245,3 +245,18 @@ def test_a_backend_sharing_the_references_fault_is_blamed_in_its_cell(tmp_path):
     assert [c["blames"] for c in row["cells"]] == [["pytensor"], ["pytensor"]]
     html = render_report(d, tmp_path / "r.html").read_text()
     assert "shared by pytensor-numba" in html
+
+
+def test_a_passing_cell_shows_its_worst_error_in_ulps(tmp_path):
+    """Accuracy is seen before it fails: a cell that passed with a 2-ulp error says so in the
+    matrix; an exact cell shows none; one of 12,345 ulp is written with an exponent."""
+    doc = rich_doc()
+    cells = doc["tests"][0]["backends"]
+    cells["pytensor-c"]["max_ulp_err"] = 2.0
+    cells["onnx-reference"]["max_ulp_err"] = 12345.0
+    html = render_report(doc, tmp_path / "r.html").read_text(encoding="utf-8")
+    row = html.split('id="row-0"')[1].split("</tr>")[0]
+    c_cell = row.split('data-b="pytensor-c"')[1].split("</td>")[0]
+    assert '<small class="ulp">2 ulp</small>' in c_cell
+    assert '<small class="ulp">1e+04 ulp</small>' in row.split('data-b="onnx-reference"')[1]
+    assert "ulp</small>" not in row.split('data-b="onnxruntime"')[1].split("</td>")[0]

@@ -72,6 +72,15 @@ def _title(backend: str, cell: dict) -> str:
     return f"{backend}: {counts or 'no examples'}" + (f"; worst {_num(ulp)} ulp" if ulp else "")
 
 
+def _ulp_label(cell: dict) -> str:
+    """The cell's worst float error in ulps of the reference, shown in the cell so that an
+    accuracy regression is seen before it fails: "" when every example was exact."""
+    ulp = cell.get("max_ulp_err")
+    if not isinstance(ulp, int | float) or not ulp or ulp != ulp or ulp == float("inf"):
+        return ""
+    return f"{ulp:.0f} ulp" if ulp < 1e3 else f"{ulp:.0e} ulp"
+
+
 def _num(value) -> str:
     if value is None or isinstance(value, str):
         return str(value)
@@ -102,7 +111,7 @@ def rows(doc: dict, backends: list[str]) -> list[dict]:
                           "unsupported": cell.get("unsupported", 0),
                           "symbol": SYMBOLS[state],
                           "blames": _blames(test, backend, state, unseen),
-                          "title": _title(backend, cell)})
+                          "title": _title(backend, cell), "ulp": _ulp_label(cell)})
         failure = test.get("failure") or {}
         blames = {b for c in cells for b in c["blames"]}
         if failure.get("blame"):
