@@ -25,7 +25,9 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 
 COMMANDS = {
     "report": ["-m", "pytest", "conformance", "-n", "auto"],
-    "test": ["-m", "pytest", "tests", "-n", "auto"],
+    # loadgroup: tests that share an expensive module fixture (tests/test_upstream.py) run on
+    # one worker, which builds it once instead of once per worker
+    "test": ["-m", "pytest", "tests", "-n", "auto", "--dist", "loadgroup"],
     "lint": ["-m", "ruff", "check", "."],
     "bench": ["-m", "pytest", "benchmarks", "--benchmark-only", "-p", "no:xdist"],
 }

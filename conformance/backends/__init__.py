@@ -27,10 +27,11 @@ from conformance.backends.onnxruntime import OnnxRuntimeBackend, RewrittenGraphB
 from conformance.backends.python import REFERENCE, PyTensorBackend
 
 __all__ = [
-    "BACKENDS", "DEFAULT_BACKENDS", "OPTIONAL_BACKENDS", "REFERENCE", "Backend", "CBackend",
+    "BACKENDS", "DEFAULT_BACKENDS", "NUMBA_DTYPE_ORDER", "OPTIONAL_BACKENDS", "REFERENCE",
+    "Backend", "CBackend",
     "ConversionFailed", "Declined", "Graph", "HarnessFailed", "NumbaBackend",
     "OnnxReferenceBackend", "OnnxRuntimeBackend", "PyTensorBackend", "RewrittenGraphBackend",
-    "Runner", "Semantics",
+    "Runner", "Semantics", "numba_dtypes", "without_numba_beyond",
 ]
 
 #: Every backend by name; the first is the semantic reference all others are judged against.
@@ -71,3 +72,27 @@ def expand_backends(text: str, installed) -> list[str]:
         else:
             names.append(word)
     return list(dict.fromkeys(names))
+
+
+#: The order in which a row's dtypes are judged by the Numba backends when a run caps them
+#: (``--numba-dtypes N``): PyMC's dtypes first (float64 values, int64 indices and counts),
+#: then the other float, then the remaining integers from the widest, bool last (Numba has no
+#: float16 and declines it). A cold Numba compile costs a second or two per cell, so the default
+#: run judges each row's first dtype only, and the nightly every dtype.
+NUMBA_DTYPE_ORDER = ("float64", "int64", "float32", "int32", "uint64", "uint32", "int16",
+                     "uint16", "int8", "uint8", "bool", "float16")
+
+
+def numba_dtypes(row_dtypes, count: int | None) -> tuple[str, ...]:
+    """The first ``count`` of ``row_dtypes`` in :data:`NUMBA_DTYPE_ORDER` (all for None)."""
+    rank = {d: i for i, d in enumerate(NUMBA_DTYPE_ORDER)}
+    ordered = sorted(row_dtypes, key=lambda d: rank.get(d, len(rank)))
+    return tuple(ordered if count is None else ordered[:count])
+
+
+def without_numba_beyond(names, dtype: str, row_dtypes, count: int | None) -> tuple[str, ...]:
+    """``names`` less the Numba backends when ``dtype`` is not among the row's first ``count``
+    (:func:`numba_dtypes`): those cells are left to a run that judges every dtype."""
+    if dtype in numba_dtypes(row_dtypes, count):
+        return tuple(names)
+    return tuple(b for b in names if not isinstance(BACKENDS[b], NumbaBackend))

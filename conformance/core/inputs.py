@@ -96,8 +96,10 @@ RUN_FIELDS = {
     "seed": Nullable(ints()), "converter": STRING, "backends": NAMES, "reference": STRING,
     "opsets": MapOf(ints()), "shard": STRING, "shards_merged": COUNT, "graph_ops": STRING,
     "target_error": BOOL, "versions": MapOf(STRING), "isolate": BOOL,
-    "strict_records": BOOL, "c_layouts": STRING, "interrupted": BOOL, "tests_ran": COUNT,
+    "strict_records": BOOL, "c_layouts": STRING, "numba_dtypes": STRING, "interrupted": BOOL,
+    "tests_ran": COUNT,
     "tests_planned": Nullable(COUNT), "c_modules_compiled": COUNT, "compile_seconds": FINITE,
+    "numba_functions_compiled": COUNT, "numba_compile_seconds": FINITE,
     "backend_seconds": MapOf(FINITE),
     "cpu": Obj(optional={"model": STRING, "machine": STRING, "features": NAMES},
                expected="a CPU object (model, machine, features)"),
@@ -122,7 +124,8 @@ RECORDS: dict[str, Schema] = {
                               "rows": MapOf(COUNT)}),
     "graph": Obj(required={"test": STRING}, optional={"op_kinds": NAMES, "onnx_ops": NAMES}),
     "test": TEST,
-    "compile": Obj(optional={"modules": COUNT, "seconds": NUMBER}),
+    "compile": Obj(optional={"modules": COUNT, "seconds": NUMBER, "numba_functions": COUNT,
+                             "numba_seconds": NUMBER}),
     "finish": Obj(optional={"exitstatus": ints(), "planned": COUNT}),
 }
 _KIND = Obj(required={"kind": STRING})

@@ -200,8 +200,8 @@ def merge(paths, *, run: dict | None = None) -> dict:
             backend_seconds.update(rec.get("backend_seconds", {}))
             seen[rec["test"]][rec.get("outcome", "incomplete")] += 1
         elif rec.get("kind") == "compile":
-            compiled["modules"] += rec.get("modules", 0)
-            compiled["seconds"] += rec.get("seconds", 0.0)
+            for key in ("modules", "seconds", "numba_functions", "numba_seconds"):
+                compiled[key] += rec.get(key, 0)
         elif rec.get("kind") == "finish":
             finishes.append(rec)
     merged = []
@@ -231,6 +231,9 @@ def merge(paths, *, run: dict | None = None) -> dict:
     if compiled:
         run_info["c_modules_compiled"] = compiled["modules"]
         run_info["compile_seconds"] = round(compiled["seconds"], 1)
+        if compiled["numba_functions"]:
+            run_info["numba_functions_compiled"] = compiled["numba_functions"]
+            run_info["numba_compile_seconds"] = round(compiled["numba_seconds"], 1)
     if backend_seconds:
         run_info["backend_seconds"] = {k: round(v, 1) for k, v in backend_seconds.items()}
     doc = {"schema_version": SCHEMA_VERSION, "run": run_info, "tests": jsonable(merged)}

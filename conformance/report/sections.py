@@ -16,7 +16,8 @@ RUN_KEYS = (
     ("profile", "profile"), ("max_examples", "max examples"), ("derandomize", "derandomized"),
     ("seed", "seed"), ("opsets", "opsets"), ("shard", "shard"),
     ("shards_merged", "shards merged"), ("converter", "converter"),
-    ("backends", "backends"), ("reference", "reference"), ("started", "started"),
+    ("backends", "backends"), ("numba_dtypes", "Numba dtypes per row"),
+    ("reference", "reference"), ("started", "started"),
 )
 
 

@@ -46,6 +46,7 @@ import onnx
 from conformance.backends import BACKENDS, ConversionFailed, Declined, HarnessFailed
 from conformance.backends.base import Crashed, Hung
 from conformance.backends.ort_status import OrtError
+from conformance.compile import compilestats
 from conformance.compile.rewritestore import RewriteStore
 from conformance.core.converters import load
 from conformance.core.harness import Harness, RefusedElsewhere, Spec, is_refusal, recipe
@@ -132,23 +133,29 @@ def _serve(conn, converter_spec: str, settings: dict | None = None) -> None:
     harness = Harness(load(converter_spec), c_all_layouts=settings.get("c_all_layouts", False),
                       canonical_store=Store(settings.get("canonical")),
                       rewrite_store=RewriteStore(settings.get("rewritten")))
-    conn.send(("ready", None))
+    compilestats.install_numba()
+
+    def reply(status: str, payload) -> None:
+        # the child's compile totals so far travel with every answer: the parent counts them
+        conn.send((status, payload, compilestats.totals()))
+
+    reply("ready", None)
     while True:
         try:
             request = conn.recv()
         except EOFError:
             return
         try:
-            conn.send(("ok", _answer(harness, *request)))
+            reply("ok", _answer(harness, *request))
         except ConversionFailed as exc:
-            conn.send(("conversion", _carried(exc.cause)))
+            reply("conversion", _carried(exc.cause))
         except Declined as exc:
-            conn.send(("declined", _carried(exc)))
+            reply("declined", _carried(exc))
         except OrtError as exc:  # sent whole: blame reads its status and stage
-            conn.send(("ort", exc))
+            reply("ort", exc)
         except Exception as exc:  # noqa: BLE001
             # every failure goes back to the parent as data; the child keeps serving
-            conn.send(("error", _carried(exc)))
+            reply("error", _carried(exc))
 
 
 class Isolated:
@@ -169,6 +176,8 @@ class Isolated:
         self._proc = None
         self._conn = None
         self._tmpdir: str | None = None
+        #: the child's compile totals at its last answer (see _count)
+        self._child_compiled = compilestats.totals()
         #: what the child said last before it died (see _quiet), for the crash's message
         self.last_output = ""
 
@@ -200,10 +209,11 @@ class Isolated:
                 self._stop()
                 raise hung(f"{who} did not answer within {self.timeout:g} s "
                            "(--isolate-timeout); the child process was killed")
-            status, payload = self._conn.recv()
+            status, payload, compiled = self._conn.recv()
         except (EOFError, OSError):
             raise crashed(f"{who} crashed the process ({self._reap()}){self.last_output}"
                           ) from None
+        self._count(compiled)
         if status == "ok":
             return payload
         if status == "ort":
@@ -215,6 +225,13 @@ class Isolated:
             cause = RefusedElsewhere(f"{name}: {text}") if refused else RemoteError(name, text)
             raise ConversionFailed(cause, f"{name}: {text}")
         raise RemoteError.named(name, text)
+
+    def _count(self, compiled: dict) -> None:
+        """Add what the child compiled since its last answer to this process's totals."""
+        functions = compiled["numba_functions"] - self._child_compiled["numba_functions"]
+        seconds = compiled["numba_seconds"] - self._child_compiled["numba_seconds"]
+        compilestats.add_numba(functions, seconds)
+        self._child_compiled = compiled
 
     def _answered(self) -> bool:
         """Whether the child answered within the timeout. The wait is cut into slices so that
@@ -245,7 +262,7 @@ class Isolated:
         try:
             ready = parent.poll(START_TIMEOUT)
             if ready:
-                parent.recv()
+                self._child_compiled = parent.recv()[2]
         except (EOFError, OSError):
             raise HarnessFailed(f"--isolate: the child process died while starting and loading "
                                 f"{self.converter_spec} ({self._reap()}){self.last_output}"

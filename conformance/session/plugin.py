@@ -16,9 +16,11 @@ import pytest
 from conformance.backends import (
     BACKENDS,
     DEFAULT_BACKENDS,
+    NUMBA_DTYPE_ORDER,
     OPTIONAL_BACKENDS,
     REFERENCE,
     expand_backends,
+    without_numba_beyond,
 )
 from conformance.compile import compilestats, fastcompile, pytensor_env
 from conformance.compile.rewritestore import RewriteStore
@@ -47,10 +49,15 @@ def pytest_addoption(parser):
     group.addoption("--opsets", default="default,min",
                     help="comma-separated opsets to test: 'default', 'min' or numbers "
                          "(default: %(default)s)")
-    group.addoption("--backends", default=",".join(DEFAULT_BACKENDS),
+    group.addoption("--backends", default="default",
                     help=f"comma-separated backends, from: {', '.join(BACKENDS)}; 'all' for "
                          "every installed one, 'default' for the default set "
-                         "(default: %(default)s)")
+                         f"({', '.join(DEFAULT_BACKENDS)})")
+    group.addoption("--numba-dtypes", default="auto",
+                    help="dtypes the Numba backends judge per row: a number N (each row's "
+                         "first N in the order " + ", ".join(NUMBA_DTYPE_ORDER) + "), 'all', "
+                         "or 'auto' (default): 1 when --backends is left at the default set, "
+                         "all otherwise")
     group.addoption("--report-dir", default="reports",
                     help="where results.json, conformance.html and repro bundles go")
     group.addoption("--shard", default=None,
@@ -103,6 +110,17 @@ def parse_opsets(text: str) -> list[tuple[int, str]]:
     for opset, label in found:
         unique.setdefault(opset, label)
     return list(unique.items())
+
+
+def parse_numba_dtypes(text: str, backends: str) -> int | None:
+    """How many of each row's dtypes the Numba backends judge (None: all)."""
+    if text == "auto":  # the default run keeps within a newcomer's cold budget
+        return 1 if backends.strip() == "default" else None
+    if text == "all":
+        return None
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise pytest.UsageError(f"--numba-dtypes={text!r}: give a number >= 1, 'all' or 'auto'")
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -166,6 +184,8 @@ class ConformanceSession:
                                     f"is not installed "
                                     f"(pip install '.[{','.join(missing)}]')")
         self.backends = tuple(dict.fromkeys([REFERENCE.name, *names]))
+        self.numba_dtypes = parse_numba_dtypes(config.getoption("numba_dtypes"),
+                                               config.getoption("backends"))
         self.opsets = parse_opsets(config.getoption("opsets"))
         self.shard = parse_shard(config.getoption("shard"))
         self.report_dir = Path(config.getoption("report_dir"))
@@ -220,6 +240,7 @@ class ConformanceSession:
             "isolate": self.config.getoption("isolate"),
             "strict_records": self.strict_records,
             "c_layouts": self.config.getoption("c_layouts"),
+            "numba_dtypes": "all" if self.numba_dtypes is None else str(self.numba_dtypes),
             "versions": versions(), "cpu": hardware.cpu(),
         }
 
@@ -233,9 +254,15 @@ class ConformanceSession:
         own = self.harness.claims_every_row  # the project's converter (see Spec.own_converter)
         # row-major, so that a row's tests run one after another even without xdist
         deferred = tuple(b for b in self.backends if b not in onnx_only)
+
+        def judging(names, row, dtype):
+            return without_numba_beyond(names, dtype, row.dtypes, self.numba_dtypes)
+
         return [
-            Spec(row, dtype, opset, onnx_only, label, deferred, own) if position else
-            Spec(row, dtype, opset, self.backends, label, own_converter=own)
+            Spec(row, dtype, opset, onnx_only, label, judging(deferred, row, dtype), own)
+            if position else
+            Spec(row, dtype, opset, judging(self.backends, row, dtype), label,
+                 own_converter=own)
             for row in all_rows()
             for dtype in row.dtypes
             for position, (opset, label) in enumerate(self.opsets)
@@ -475,9 +502,13 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(f"results: {path.parent / 'results.json'}")
         run = getattr(_session(config), "run_summary", {})
         if run.get("c_modules_compiled") is not None:
+            numba = (f"; Numba functions compiled: {run['numba_functions_compiled']} in "
+                     f"{run['numba_compile_seconds']:.0f} s"
+                     if run.get("numba_functions_compiled") else "")
             terminalreporter.write_line(
                 f"C modules compiled: {run['c_modules_compiled']} in "
-                f"{run['compile_seconds']:.0f} s of g++ (all workers)")
+                f"{run['compile_seconds']:.0f} s of g++{numba} (all workers; both are cached "
+                "for the next run)")
         if run.get("backend_seconds"):
             spent = sorted(run["backend_seconds"].items(), key=lambda kv: -kv[1])
             terminalreporter.write_line("time by backend (all workers): " + ", ".join(
