@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.registry import ORT_BACKENDS, Blame, Tol, ulp_budget
+from conformance.registry import NUMBA_BACKENDS, ORT_BACKENDS, Blame, Tol, ulp_budget
 from conformance.strategies import fixed
 
 # Budgets in ulps of numpy's result, measured over magnitudes log-uniform from the smallest
@@ -24,6 +24,18 @@ ULPS = ulp_budget(float16=1, float32=4, float64=4)
 # the result (measured; beyond 15 they are within 4 ulp). The exact result there is tiny
 # beside the operand, so the budget takes one ulp of x besides.
 PERIODIC_ULPS = {**ULPS, "float64": Tol(ulps=4, operand_ulps=1)}
+# IEEE's correctly rounded operations (+, -, *, /, the square of x) and the ones that select
+# or negate an operand: every backend gives numpy's result to the bit (measured over the same
+# magnitudes, also with one operand broadcast), but Numba's fast-math quotient, a record.
+CORRECTLY_ROUNDED = ulp_budget(float16=0, float32=0, float64=0)
+# pow: libm's pow and ONNX Runtime's are within 1 ulp of numpy's (measured, bases log-uniform
+# over the whole range and exponents in [-60, 60]); float16 is rounded from float32.
+POW_ULPS = ulp_budget(float16=1, float32=2, float64=2)
+# A sum of three operands is rounded twice, and backends add them in different orders (Numba's
+# fast-math reassociates; PyTensor before 3.3 sums in double): where they cancel, the orders
+# differ by up to an ulp of a partial sum, at most twice the largest operand (measured: 1 ulp
+# of it, 1.3e7 ulp of the float32 result).
+SUM3_ULPS = {d: Tol(ulps=1, operand_ulps=2) for d in ("float16", "float32", "float64")}
 
 
 def magnitude_within(low: float, high: float, dtype: str):
@@ -52,4 +64,27 @@ ORT_TANH_DOUBLE = {
     "match": "abs err", "when": magnitude_within(3.69, 17.96, "float64"),
     # two elements: ONNX Runtime's kernel computes pairs in SIMD, a lone one apart
     "example": fixed([11.6982, 11.6982]), "cpu": "ONNX Runtime's SIMD double Tanh kernel",
+}
+
+
+def reciprocal_product_differs(case) -> bool:
+    """Some float quotient x / y differs from x * (1 / y) computed in its dtype."""
+    x, y = np.broadcast_arrays(*case.values[:2])
+    if x.dtype.kind != "f" or y.dtype != x.dtype:
+        return False
+    with np.errstate(all="ignore"):
+        quotient, product = x / y, x * (y.dtype.type(1) / y)
+    return bool(((quotient != product) & ~(np.isnan(quotient) & np.isnan(product))).any())
+
+
+# Numba compiles with fast-math, whose arcp flag lets LLVM divide by a divisor that is constant
+# along the inner loop as a multiplication by its reciprocal: measured 1 ulp in float32 and 2
+# in float64, and inf where 1 / y overflows (y subnormal) though x / y is finite.
+NUMBA_RECIPROCAL_QUOTIENT = {
+    "backends": NUMBA_BACKENDS, "dtypes": ("float32", "float64"), "blame": Blame.PYTENSOR,
+    "cause": "numba-fastmath-reciprocal",
+    "reason": "Numba's fast-math divides by a divisor constant along the inner loop as x * (1 / "
+              "y): 5 / 3 is 1 ulp off, and inf where 1 / y overflows",
+    "match": "abs err|but pytensor-py=", "when": reciprocal_product_differs,
+    "example": fixed([[5.0, 5.0]], [[3.0]], static=((1, None), (None, 1))),
 }
