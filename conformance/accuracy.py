@@ -8,9 +8,17 @@ operand, the row adds ulps of the operand (``operand_ulps``), never a constant f
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 
-from conformance.registry import NUMBA_BACKENDS, ORT_BACKENDS, Blame, Tol, ulp_budget
+from conformance.registry import (
+    NUMBA_BACKENDS,
+    ORT_BACKENDS,
+    Blame,
+    Reference,
+    Tol,
+    ulp_budget,
+)
 from conformance.strategies import fixed
 
 # Budgets in ulps of numpy's result, measured over magnitudes log-uniform from the smallest
@@ -88,3 +96,23 @@ NUMBA_RECIPROCAL_QUOTIENT = {
     "match": "abs err|but pytensor-py=", "when": reciprocal_product_differs,
     "example": fixed([[5.0, 5.0]], [[3.0]], static=((1, None), (None, 1))),
 }
+
+
+def mpmath_reference(function, *, dtypes: tuple[str, ...], reason: str,
+                     digits: int = 40) -> Reference:
+    """A ``Row.reference`` for a one-operand function: ``function`` (of an mpmath number)
+    at ``digits`` decimal digits, rounded to double (once, correctly; a float32 output is
+    rounded again), on each element where the operand and the Python linker's result are
+    finite. Elsewhere (nan, infinities, poles) the Python linker's value stands."""
+
+    def compute(values, outputs):
+        (out,) = outputs
+        x = np.broadcast_to(values[0], out.shape)
+        refined = out.copy()
+        with mpmath.workdps(digits):
+            for index in np.ndindex(out.shape):
+                if np.isfinite(x[index]) and np.isfinite(out[index]):
+                    refined[index] = float(mpmath.re(function(mpmath.mpf(float(x[index])))))
+        return [refined]
+
+    return Reference(compute, dtypes, reason)
