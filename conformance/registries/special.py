@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytensor.tensor as pt
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import special
 
-import mpmath
-
+from conformance.accuracy import mpmath_reference
 from conformance.jax_records import int_to_float32, without_jax
 from conformance.registries.elemwise import ORT_WHERE_ZERO_SIGN
 from conformance.registry import (
@@ -39,7 +39,6 @@ from conformance.registry import (
 )
 from conformance.strategies import ANY, Domain, broadcast_shapes, dtypes, elements, elemwise, fixed
 from conformance.strategies.composing import well_conditioned
-from conformance.accuracy import mpmath_reference
 from converter import compat
 
 # The C backends compute with libm (lgamma, tgamma), so they part from scipy where it does;
@@ -188,7 +187,7 @@ REFLECTED = {"float16": Tol(ulps=1, operand_ulps=1), "float32": Tol(ulps=4, oper
 # scipy's (Cephes') lgam loses up to 1.9e4 ulp next to the roots on the negative axis, where
 # libm's lgamma (C, Numba) stays within 3 ulp of mpmath and the converter 3.5 ulp of x.
 GAMMALN_REFERENCE = mpmath_reference(
-    lambda x: mpmath.loggamma(x), dtypes=("float64",),
+    mpmath.loggamma, dtypes=("float64",),
     reason="scipy's gammaln is up to 1.9e4 ulp off next to its negative roots, e.g. -2.45699")
 PSI_REFERENCE = mpmath_reference(
     mpmath.digamma, dtypes=("float64",),
