@@ -89,10 +89,11 @@ def reciprocal_product_differs(case) -> bool:
 
 # Numba compiles with fast-math, whose arcp flag lets LLVM divide by a divisor that is constant
 # along the inner loop as a multiplication by its reciprocal: measured 1 ulp in float32 and 2
-# in float64, and inf where 1 / y overflows (y subnormal) though x / y is finite.
+# in float64, and inf where 1 / y overflows (y subnormal) though x / y is finite. Measured on
+# PyTensor 3.3.8 with numba 0.68; 3.0.7 with numba 0.65 (the same flags) divides each element.
 NUMBA_RECIPROCAL_QUOTIENT = {
     "backends": NUMBA_BACKENDS, "dtypes": ("float32", "float64"), "blame": Blame.PYTENSOR,
-    "cause": "numba-fastmath-reciprocal",
+    "cause": "numba-fastmath-reciprocal", "versions": "pytensor>=3.3",
     "reason": "Numba's fast-math divides by a divisor constant along the inner loop as x * (1 / "
               "y): 5 / 3 is 1 ulp off, and inf where 1 / y overflows",
     "match": "abs err|but pytensor-py=", "when": reciprocal_product_differs,
@@ -105,7 +106,8 @@ def mpmath_reference(function, *, dtypes: tuple[str, ...], reason: str,
     """A ``Row.reference`` for a one-operand function: ``function`` (of an mpmath number)
     at ``digits`` decimal digits, rounded to double (once, correctly; a float32 output is
     rounded again), on each element where the operand and the Python linker's result are
-    finite. Elsewhere (nan, infinities, poles) the Python linker's value stands."""
+    finite and the result nonzero. Elsewhere (nan, infinities, poles, and a result the
+    library underflows to zero) the Python linker's value stands."""
 
     def compute(values, outputs):
         (out,) = outputs
@@ -113,10 +115,11 @@ def mpmath_reference(function, *, dtypes: tuple[str, ...], reason: str,
         refined = out.copy()
         with mpmath.workdps(digits):
             for index in np.ndindex(out.shape):
-                if not (np.isfinite(x[index]) and np.isfinite(out[index])):
+                if not (np.isfinite(x[index]) and np.isfinite(out[index]) and out[index]):
                     continue
-                # a pole where the linker gave a value keeps it
-                with contextlib.suppress(ValueError, ZeroDivisionError):
+                # a pole where the linker gave a value, or an operand beyond mpmath's reach
+                # (erfc of 1e300), keeps the linker's
+                with contextlib.suppress(ValueError, ZeroDivisionError, OverflowError):
                     refined[index] = float(mpmath.re(function(mpmath.mpf(float(x[index])))))
         return [refined]
 
