@@ -9,7 +9,7 @@ roots of gammaln and psi on the negative axis the exact result is tiny beside th
 terms, so their budgets add ulps of x (measured: up to 1.4 and 1.75 ulp of x besides 4 of the
 result). Where scipy itself misses the budget (erfc and erfcx for large |x|, gammaln next to
 its negative roots, psi just above the negative integers) the float64 row judges against
-mpmath (``Row.reference``); C and Numba share scipy's erfcx and psi, so records name them.
+mpmath (``Row.reference``); C and Numba share scipy's erfcx, Numba its psi: records.
 """
 
 from __future__ import annotations
