@@ -1,5 +1,6 @@
-"""Accuracy budgets in ulps for the elementwise math rows, and the records of backends that
-miss them, declared once (README, "How results are judged", has the table).
+"""Accuracy budgets in ulps for the elementwise rows, the records of backends that miss them,
+and the more accurate references of rows where scipy misses them itself, declared once
+(README, "How results are judged", has the table).
 
 A budget is numpy's spacing of the reference's result in the output dtype times a number per
 dtype (conformance.registry.Tol); where cancellation makes the exact result tiny beside its
