@@ -270,6 +270,26 @@ CaseFactory = Callable[[str], "object"]  # dtype -> hypothesis strategy of Case
 
 
 @dataclass(frozen=True)
+class Reference:
+    """Expected values more accurate than the Python linker's, for some dtypes of a row,
+    declared as ``Row(reference=Reference(...))`` where the library behind the Python Op
+    (scipy) misses the row's budget. ``compute`` maps the case's operands and the Python
+    linker's outputs to the expected outputs; it refines the values it can and keeps the
+    others (nan, infinities, poles), so the linker still says what raises and what is not
+    finite. ``reason`` says, in one line, where the Python linker is not accurate."""
+
+    compute: Callable[[tuple[np.ndarray, ...], list[np.ndarray]], list[np.ndarray]]
+    dtypes: tuple[str, ...]
+    reason: str
+
+    def __post_init__(self):
+        if not self.reason or "\n" in self.reason:
+            raise ValueError(f"Reference.reason must be one non-empty line, got {self.reason!r}")
+        if not self.dtypes:
+            raise ValueError("Reference.dtypes must name the dtypes it computes")
+
+
+@dataclass(frozen=True)
 class Composes:
     """How a row takes part in random graphs (conformance.strategies.graphs), declared on
     the row as ``compose=Composes(...)``.
@@ -338,6 +358,8 @@ class Row:
     #: canonical case is run again with each such operand holding every special value of
     #: its dtype in the domain (one operand at a time, the others as drawn).
     grid: tuple | None = None
+    #: A more accurate reference than the Python linker for some dtypes (see Reference).
+    reference: Reference | None = None
 
     def __post_init__(self):
         if not self.name.replace("_", "").isalnum():
@@ -349,6 +371,10 @@ class Row:
         if self.grid is not None and (not isinstance(self.grid, tuple) or not any(self.grid)):
             raise ValueError(f"Row {self.name!r}: grid must be a tuple of a Domain or None per "
                              f"operand with at least one Domain, got {self.grid!r}")
+        if self.reference is not None and (
+                extra := [d for d in self.reference.dtypes if d not in self.dtypes]):
+            raise ValueError(f"Row {self.name!r}: Reference.dtypes {extra} are not among the "
+                             f"row's dtypes {self.dtypes}")
         if isinstance(self.compose, Composes) and self.compose.dtypes:
             extra = [d for d in self.compose.dtypes if d not in self.dtypes]
             if extra:
@@ -381,6 +407,14 @@ class Row:
         if np.dtype(dtype).kind not in "fc":
             return EXACT
         return self.tol.get(dtype, DEFAULT_TOL.get(dtype, EXACT))
+
+    def expected(self, dtype: str, values: tuple[np.ndarray, ...], outputs):
+        """The expected outputs: the Python linker's ``outputs``, refined by the row's
+        ``reference`` where it computes ``dtype`` (a raised exception stays as it is)."""
+        if (self.reference is None or dtype not in self.reference.dtypes
+                or isinstance(outputs, BaseException)):
+            return outputs
+        return self.reference.compute(values, outputs)
 
     def known_for(self, dtype: str) -> tuple[Known, ...]:
         """The records that concern ``dtype``, active or not (see ``Known.active``)."""

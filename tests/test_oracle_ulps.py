@@ -3,11 +3,15 @@ included, the cancellation term scaled to the operands, and the Tol fields check
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
+import pytensor.tensor as pt
 import pytest
 
+from conformance.accuracy import mpmath_reference
 from conformance.core.oracle import compare, either_expectation, ulp
-from conformance.registry import DEFAULT_TOL, Tol, ulp_budget
+from conformance.registry import DEFAULT_TOL, Row, Tol, ulp_budget
+from conformance.strategies import ANY, elemwise
 
 FOUR = Tol(ulps=4)
 
@@ -108,3 +112,21 @@ def test_ulp_budget_names_float_dtypes_only():
     assert ulp_budget(float32=4) == {"float32": Tol(ulps=4)}
     with pytest.raises(ValueError, match=r"\['int8'\] are not float dtypes"):
         ulp_budget(int8=1)
+
+
+def test_a_row_reference_refines_its_dtypes_only():
+    reference = mpmath_reference(mpmath.digamma, dtypes=("float64",), reason="scipy is off")
+    row = Row("psi", pt.psi, elemwise(ANY), ("float32", "float64"), reference=reference)
+    x = np.asarray([-2.9999999999895515, -3.0, np.inf])
+    linker = [np.asarray([-95705776838.1, np.nan, np.inf])]
+    (refined,) = row.expected("float64", (x,), linker)
+    with mpmath.workdps(40):
+        exact = float(mpmath.digamma(mpmath.mpf(x[0])))
+    # the finite element is mpmath's, rounded once; the pole and the infinity are the linker's
+    assert refined[0] == exact and np.isnan(refined[1]) and refined[2] == np.inf
+    assert row.expected("float32", (x,), linker) is linker
+    failure = ValueError("raised")
+    assert row.expected("float64", (x,), failure) is failure
+    with pytest.raises(ValueError, match=r"Reference.dtypes \['int8'\]"):
+        Row("psi", pt.psi, elemwise(ANY), ("float64",),
+            reference=mpmath_reference(mpmath.digamma, dtypes=("int8",), reason="r"))

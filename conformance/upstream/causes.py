@@ -91,6 +91,11 @@ CAUSES = {
         "PyTensor compiles Numba with fast-math on (numba__fastmath), which lets LLVM reorder "
         "a product or sum of three operands: where numpy's left-to-right fold overflows and "
         "another order does not (or the other way round), the result is finite (or inf)",
+    "numba-fastmath-reciprocal":
+        "PyTensor compiles Numba with fast-math on (numba__fastmath), whose arcp flag lets "
+        "LLVM divide by a divisor that is constant along the inner loop as x * (1 / y): the "
+        "quotient is up to 2 ulp off numpy's correctly rounded x / y, and inf where 1 / y "
+        "overflows (a subnormal y) though x / y is finite",
     "numba-int-min-div-minus-one":
         "PyTensor's Numba IntDiv and Mod of narrow signed ints compute in their own width: "
         "the minimum // -1 gives 0 (numpy wraps to the minimum) and the minimum % -1 traps "
