@@ -15,7 +15,8 @@ STATES = {
     "xfail": "some example showed a recorded divergence (expected failure)",
     "xpass": "a recorded divergence never showed: strict XPASS, the test fails",
     "unsupported": "the converter refused every example: nothing to judge",
-    "none": "not run",
+    "none": "not run (a backend left out of the run, or a dtype beyond --numba-dtypes: the "
+            "default run judges Numba on each row's first dtype)",
 }
 #: What a cell shows before its counts.
 SYMBOLS = {"pass": "✓", "partial": "◑", "fail": "✗", "xfail": "◐", "xpass": "XPASS",
