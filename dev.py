@@ -25,9 +25,7 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 
 COMMANDS = {
     "report": ["-m", "pytest", "conformance", "-n", "auto"],
-    # loadgroup: tests that share an expensive module fixture (tests/test_upstream.py) run on
-    # one worker, which builds it once instead of once per worker
-    "test": ["-m", "pytest", "tests", "-n", "auto", "--dist", "loadgroup"],
+    "test": ["-m", "pytest", "tests", "-n", "auto"],
     "lint": ["-m", "ruff", "check", "."],
     "bench": ["-m", "pytest", "benchmarks", "--benchmark-only", "-p", "no:xdist"],
 }

@@ -21,10 +21,6 @@ from conformance.report import context, render_report
 from conformance.upstream import issues as upstream
 from conformance.upstream import upstream_script
 
-#: one worker builds the fixture below (about 13 minutes of compiling on an empty compile
-#: directory) when xdist distributes by group, as ``dev.py test`` does
-pytestmark = pytest.mark.xdist_group("upstream")
-
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
