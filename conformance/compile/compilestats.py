@@ -34,6 +34,10 @@ def install() -> None:
     GCC_compiler.compile_str = staticmethod(counted)
 
 
+#: the listener counting Numba's compiles, once installed (one per process)
+_numba_listener = None
+
+
 def install_numba() -> None:
     """Count Numba's compiles in this process (once; where Numba is installed). Only the
     outermost compile is timed: a function compiles the overloads it calls inside its own
@@ -62,9 +66,6 @@ def install_numba() -> None:
 
     _numba_listener = Outermost()
     event.register("numba:compile", _numba_listener)
-
-
-_numba_listener = None
 
 
 def add_numba(functions: int, seconds: float) -> None:
