@@ -308,8 +308,9 @@ def _upstream(args) -> int:
         status = max(status, _verify(causes, args.output))
     if args.report and doc is not None:
         from conformance.report import render_report
+        from conformance.upstream import upstream_issue
 
-        doc["upstream"] = upstream.report_entries(args.output, args.report)
+        doc["upstream"] = upstream_issue.report_entries(args.output, args.report)
         print(render_report(doc, args.report))
     elif args.report:
         print("conformance upstream: --report needs a run (its results are the report)",

@@ -161,6 +161,9 @@ class RootCause:
     cells: list[Cell] = field(default_factory=list)
     repros: list[Repro] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # cells that became no script case
+    #: cells the converter refuses on the installed release, as another active record of the
+    #: row says it does (PyTensor 2.38's integer Softmax): no model, so nothing to script
+    refused: list[str] = field(default_factory=list)
     slug: str = ""
 
     @property
@@ -297,6 +300,7 @@ def sides(known: Known) -> tuple[str, str]:
 def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
     """Run the cell's example on the sides that matter and render its script entry."""
     from conformance.backends import BACKENDS
+    from conformance.backends.base import ConversionFailed
     from conformance.core.harness import Harness, Spec, tolerance_for
 
     known = cell.known
@@ -309,7 +313,14 @@ def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
         harness_cache["harness"] = Harness(convert, c_all_layouts=True, sandbox=_sandbox())
     harness = harness_cache["harness"]
     harness.start(spec)
-    outcome = harness.run(spec, case)
+    try:
+        outcome = harness.run(spec, case)
+    except ConversionFailed as exc:
+        refusal = _recorded_refusal(cell, case, faulty, str(exc))
+        if refusal is None:
+            raise
+        raise RecordedRefusal(f"{cell.name}: the converter refuses it on the installed "
+                              f"releases, as recorded: {refusal.reason}") from exc
     values = {"pytensor-py": outcome.expected, **outcome.actual}
     expected, actual = values[right], values[faulty]
     tol = tolerance_for(spec, expected, outcome.graph)
@@ -324,6 +335,22 @@ def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
     repro.shown, repro.message = problem is not None and not repro.masked, problem or ""
     repro.code = _entry(repro, outcome.graph, BACKENDS[faulty])
     return repro
+
+
+class RecordedRefusal(Exception):
+    """A cell whose model the converter refuses on the installed releases, as another active
+    record of the row says: an ONNX-side bug cannot be scripted without the model."""
+
+
+def _recorded_refusal(cell: Cell, case, faulty: str, message: str) -> Known | None:
+    """The row's other active record that explains the converter refusing this cell."""
+    from conformance.backends import BACKENDS
+
+    if not BACKENDS[faulty].uses_onnx:
+        return None
+    return next((k for i, k in enumerate(cell.row.known)
+                 if i != cell.index and k.active and k.applies(cell.dtype)
+                 and k.covers(faulty, message, case)), None)
 
 
 def _plain(outputs):
@@ -389,6 +416,8 @@ def build(causes: list[RootCause], convert: Callable,
             for cell in cause.cells:
                 try:
                     cause.repros.append(reproduce(cell, convert, cache))
+                except RecordedRefusal as exc:
+                    cause.refused.append(str(exc)[:300])
                 # any failure to build a cell is reported per cell, never silently dropped
                 except Exception as exc:  # noqa: BLE001
                     cause.problems.append(f"{cell.name}: {type(exc).__name__}: {exc}"[:300])
@@ -457,41 +486,3 @@ def run_clean(path, *, python: str, timeout: float = 600, cwd=None):
         except subprocess.TimeoutExpired:
             return None, f"timed out after {timeout:.0f}s"
     return done.returncode, done.stdout + done.stderr
-
-
-def bounds(requirement: str | None) -> tuple[str | None, str | None]:
-    """(since, fixed in) read off a record's ``versions``: ``>=1.2`` since, ``<1.3`` fixed."""
-    from conformance.versions import parse_requirement
-
-    since = fixed = None
-    for text in (requirement or "").split(", "):
-        if not text:
-            continue
-        req = parse_requirement(text)
-        for spec in req.specifier:
-            if spec.operator in (">=", "=="):
-                since = f"{req.name} {spec.version}"
-            elif spec.operator == "<":
-                fixed = f"{req.name} {spec.version}"
-    return since, fixed
-
-
-def report_entries(out, html) -> dict:
-    """The report's ``upstream`` data: index.json's causes, links relative to the report,
-    since/fixed from the records' ``versions`` or a bisect.json that ``conformance bisect``
-    wrote beside the script."""
-    import json
-    import os
-
-    index = json.loads((out / "index.json").read_text(encoding="utf-8"))
-    base = html.resolve().parent
-    for cause in index["causes"]:
-        cause["since"], cause["fixed"] = bounds(cause.get("versions"))
-        found = out / cause["slug"] / "bisect.json"
-        if found.is_file():
-            result = json.loads(found.read_text(encoding="utf-8"))
-            cause["since"] = result.get("since") or cause["since"]
-            cause["fixed"] = result.get("fixed") or cause["fixed"]
-        for key in ("issue", "script"):
-            cause[key] = Path(os.path.relpath((out / cause[key]).resolve(), base)).as_posix()
-    return index

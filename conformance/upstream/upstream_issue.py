@@ -7,6 +7,7 @@ import inspect
 import json
 import platform
 import textwrap
+from pathlib import Path
 
 import numpy as np
 
@@ -19,7 +20,7 @@ NEEDS = {"onnxruntime": ("numpy", "onnxruntime"), "onnx": ("numpy", "onnx"),
 IMPORTS = {
     "onnxruntime": "import onnxruntime as ort",
     "onnx": "import onnx\nfrom onnx.reference import ReferenceEvaluator",
-    "pytensor": "import os\n\n"
+    "pytensor": "import importlib.util\nimport os\n\n"
                 "# inner graphs (OpFromGraph) on the cvm linker, as the harness ran them\n"
                 "if \"linker=\" not in os.environ.get(\"PYTENSOR_FLAGS\", \"\"):\n"
                 "    os.environ[\"PYTENSOR_FLAGS\"] = "
@@ -55,6 +56,8 @@ def compiled_run(graph, inputs, linker, optimizer):
 def run_pytensor(graph, inputs, linker, optimizer):
     """compiled_run in a child process where there is fork: a case that takes the process
     down (XLA aborting, an out-of-bounds write) is then an outcome, not the script's end."""
+    if linker == "jax" and importlib.util.find_spec("jax") is None:
+        raise RuntimeError("this case needs jax, which is not installed")
     if not hasattr(os, "fork"):
         return compiled_run(graph, inputs, linker, optimizer)
     read, write = os.pipe()
@@ -90,8 +93,9 @@ def show(value):
     return "; ".join(np.array2string(v, threshold=20, separator=", ") for v in value)
 
 
-#: an exception that means "this release cannot load the model", not the bug
-CANNOT_LOAD = ("Unsupported model IR version", "max supported IR version", "is till opset")
+#: an exception that means "this release cannot load the model" (or run the case), not the bug
+CANNOT_LOAD = ("Unsupported model IR version", "max supported IR version", "is till opset",
+               "which is not installed")
 
 
 def main():
@@ -271,6 +275,9 @@ def issue_text(cause) -> str:
                   "the same fix."]
     if cause.problems:
         lines += ["", "Cells with no script case:", *[f"- {p}" for p in cause.problems]]
+    if cause.refused:
+        lines += ["", "Cells the installed releases cannot show (no model to run):",
+                  *[f"- {p}" for p in cause.refused]]
     lines += ["", "## Reproduce", "",
               f"`python repro.py` needs only {' and '.join(NEEDS[package])}; it exits 1 while "
               "the bug shows and 0 once it is fixed (3 when nothing could be judged: another "
@@ -287,7 +294,7 @@ def index_entry(cause) -> dict:
             "versions": cause.versions,
             "shown": sum(r.shown for r in cause.repros), "cases": len(cause.repros),
             "masked": sum(bool(r.masked) for r in cause.repros),
-            "problems": cause.problems,
+            "problems": cause.problems, "refused": cause.refused,
             "issue": f"{cause.slug}/issue.md", "script": f"{cause.slug}/repro.py"}
 
 
@@ -300,3 +307,38 @@ def write_index(causes, out) -> None:
     (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def bounds(requirement: str | None) -> tuple[str | None, str | None]:
+    """(since, fixed in) read off a record's ``versions``: ``>=1.2`` since, ``<1.3`` fixed."""
+    from conformance.versions import parse_requirement
+
+    since = fixed = None
+    for text in (requirement or "").split(", "):
+        if not text:
+            continue
+        req = parse_requirement(text)
+        for spec in req.specifier:
+            if spec.operator in (">=", "=="):
+                since = f"{req.name} {spec.version}"
+            elif spec.operator == "<":
+                fixed = f"{req.name} {spec.version}"
+    return since, fixed
+
+
+def report_entries(out, html) -> dict:
+    """The report's ``upstream`` data: index.json's causes, links relative to the report,
+    since/fixed from the records' ``versions`` or a bisect.json that ``conformance bisect``
+    wrote beside the script."""
+    import os
+
+    index = json.loads((out / "index.json").read_text(encoding="utf-8"))
+    base = html.resolve().parent
+    for cause in index["causes"]:
+        cause["since"], cause["fixed"] = bounds(cause.get("versions"))
+        found = out / cause["slug"] / "bisect.json"
+        if found.is_file():
+            result = json.loads(found.read_text(encoding="utf-8"))
+            cause["since"] = result.get("since") or cause["since"]
+            cause["fixed"] = result.get("fixed") or cause["fixed"]
+        for key in ("issue", "script"):
+            cause[key] = Path(os.path.relpath((out / cause[key]).resolve(), base)).as_posix()
+    return index
