@@ -98,6 +98,34 @@ def _shared_operands(case: Case) -> set[int]:
 AVERAGES = ("mean", "var", "std")
 
 
+def float16_leaves_range(case: Case) -> bool:
+    """Some float16 node overflows to an infinity or underflows to zero where the same graph
+    in float32 stays finite and nonzero: there ONNX Runtime's float32 arithmetic, handed on
+    without the float16 rounding, gives another value."""
+    if case.values[0].dtype.name != "float16":
+        return False
+    narrow, wide = _node_values(case, "float16"), _node_values(case, "float32")
+    if narrow is None or wide is None:
+        return False
+    with np.errstate(all="ignore"):
+        return any(a.dtype.name == "float16" and a.shape == b.shape and bool(
+            (np.isfinite(b) & (b != 0) & (np.isinf(a) | (a == 0))).any())
+            for a, b in zip(narrow, wide, strict=True))
+
+
+def float16_overflow_example(dtype: str) -> Case:
+    """xlogy0(int16(-(-argmin(x + x))) + x, x) with x = [0, 0, -65504]: float16's sum is
+    -inf, which the graph's clip of nonfinite operands makes 1 (argmin 0, out[0] 0);
+    unrounded, -131008 is clipped to -65504 (argmin 2, out[0] infinite). The harness also
+    accepts the graph computed in float32 throughout where it can rebuild it so, which
+    xlogy0's inner graph prevents."""
+    nodes = (("add", (0, 0), ()), ("argmin", (1,), (("axis", None),)),
+             ("cast_int16", (2,), ()), ("neg", (3,), ()), ("add", (4, 0), ()),
+             ("xlogy0", (5, 0), ()))
+    return Case((np.array([0, 0, -65504], dtype),), ((None,),),
+                (("nodes", nodes), ("outputs", (6,))))
+
+
 def cancels_unlike_finite_math(case: Case) -> bool:
     """Some float value that reaches a node through two operands holds a nan, an infinity
     or a zero (whose sign may go), an average reduces an empty operand, or a variance a
@@ -265,18 +293,28 @@ ROWS = [
         # the graph's first input takes the grid (every graph has one); each node keeps its
         # operands inside the row's domain itself (nan and inf replaced, bounds clipped)
         grid=(ANY,))
-    .xfail(backends=("onnxruntime", "onnxruntime-rewritten"), blame=Blame.ONNXRUNTIME_OPTIMIZER,
+    .xfail(backends=("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten"),
+           dtypes=("float16",), blame=Blame.ONNXRUNTIME, cause="ort-float16-unrounded-cast",
+           # PyTensor 2.38 builds xlogy0 without an inner graph, so the harness can widen the
+           # example to float32 and accepts ONNX Runtime's value there
+           versions="pytensor>=3",
+           reason="ONNX Runtime computes a float16 Add, Sub, Mul, Exp or Sqrt in float32 and a "
+                  "Cast to float32 after it takes the unrounded value: float16's overflow to "
+                  "inf (or underflow to 0) never happens",
+           when=float16_leaves_range, example=float16_overflow_example)
+    # not onnxruntime-rewritten: PyTensor's rewrites fold a repeat of a constant 0 times
+    .xfail(backends=("onnxruntime",), blame=Blame.ONNXRUNTIME_OPTIMIZER,
            cause="ort-expand-elimination-zero",
            reason="ExpandElimination drops an Expand to a constant shape with a 0 where its "
                   "input's length is 1, so repeat(x, 0) of a static length-1 axis keeps it",
-           match="onnxruntime(-rewritten)? raised", when=repeats_zero_times,
-           example=zero_repeat_example)
+           match="onnxruntime raised", when=repeats_zero_times, example=zero_repeat_example)
     .xfail(backends=("pytensor-c-opt",), dtypes=("int32", "int64"), blame=Blame.PYTENSOR,
            reason="a fused Composite's C code lets int32/int64 arithmetic overflow, which C "
                   "leaves undefined: g++ takes x * x to be >= 0 and drops a clip's lower bound",
            when=overflows_signed, example=square_overflow_example)
+    # 2.38's rewrites leave the example's wrapped value alone (measured on both backends)
     .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), dtypes=("int32", "int64"),
-           blame=Blame.PYTENSOR,
+           blame=Blame.PYTENSOR, versions="pytensor>=3",
            reason="the default rewrites take int32/int64 arithmetic not to overflow: -x * y "
                   "becomes -1.0 * x * y, which differs where -x wraps (x the minimum)",
            when=overflows_signed, example=negated_minimum_example)
@@ -286,7 +324,11 @@ ROWS = [
                   "mean's n / n to 1), which holds for finite nonzero x: nan, inf, -0.0 differ",
            when=cancels_unlike_finite_math, example=cancelled_example)
     .xfail(**LOG1MEXP_TWICE,
-           dtypes=("int8", "int32", "int64", "float16", "float32", "float64"),
+           dtypes=("int8", "int32", "int64", "float32", "float64"),
+           match=r"abs err inf|=0\.0 but pytensor-py=-0\.0 \(sign of zero differs\)")
+    # float16: the example does not show on onnxruntime-rewritten alone (measured)
+    .xfail(**{**LOG1MEXP_TWICE, "backends": ("pytensor-c-opt", "pytensor-numba-opt")},
+           dtypes=("float16",),
            match=r"abs err inf|=0\.0 but pytensor-py=-0\.0 \(sign of zero differs\)")
     .xfail(backends=("onnxruntime-rewritten",), dtypes=("float16", "float32", "float64"),
            blame=Blame.ONNXRUNTIME, cause="ort-where-negative-zero",

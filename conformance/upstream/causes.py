@@ -17,8 +17,8 @@ CAUSES = {
         "has length 1, so padding an array with a length-0 axis raises even where that axis "
         "gets zero widths (numpy.pad returns the array unchanged)",
     "numba-238-nested-scan":
-        "PyTensor 2.38's Numba linker computes a NUMBA-rewritten nested scan wrong: each outer "
-        "step returns its input",
+        "PyTensor 2.38's Numba linker computes a nested scan wrong (each outer step returns its "
+        "input) when the NUMBA mode's rewrites ran with the Python linker, not with mode='NUMBA'",
     "reference-gather-elements-64":
         "The ONNX reference evaluator's GatherElements gathers with np.choose, which takes at "
         "most 64 choices: an axis longer than 64 raises ValueError",
@@ -129,6 +129,10 @@ CAUSES = {
     "numba-reduce-empty-axis":
         "the Numba backend's max, min, argmax and argmin over a length-0 axis return a result "
         "where numpy, and PyTensor's Python and C backends, raise ValueError",
+    "ort-float16-unrounded-cast":
+        "ONNX Runtime's CPU float16 Add, Sub, Mul, Exp and Sqrt compute in float32, and a Cast "
+        "to float32 that follows gets the float32 value unrounded: Cast(Add(x, x)) of float16 "
+        "-65504 gives -131008 where float16 gives -inf (with graph optimizations disabled too)",
     "ort-float16-loop-zero-sign":
         "ONNX Runtime's float16 Mul and Add inside a Loop body give -0.0 for "
         "1*0 + 0.5*(-2**-24), where each op rounded to float16 gives 0.0 (outside a Loop, "
