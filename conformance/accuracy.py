@@ -126,4 +126,4 @@ def mpmath_reference(function, *, dtypes: tuple[str, ...], reason: str,
                     refined[index] = float(mpmath.re(function(mpmath.mpf(float(x[index])))))
         return [refined]
 
-    return Reference(compute, dtypes, reason)
+    return Reference(compute, dtypes, reason, source=f"mpmath at {digits} digits")

@@ -22,7 +22,6 @@ from conformance.report import context, render_report
 from conformance.upstream import issues as upstream
 from conformance.upstream import upstream_issue, upstream_script
 
-
 #: ``CONFORMANCE_UPSTREAM=all`` (the nightly workflow's own-tests job): build and run the
 #: script of every root cause. By default a cross-section, one cause of each kind (below),
 #: since building all of them compiles some 1,800 cells: most of a cold run's time.

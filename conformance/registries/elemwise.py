@@ -322,7 +322,7 @@ def cast_row(target: str) -> Row:
     """Cast to ``target`` from every dtype. PyTensor's Python Cast calls np.int8(x) and the
     like on Python ints, which raises where C (and ONNX) wrap around."""
     row = Row(f"cast_{target}", lambda x: pt.cast(x, target), cast_domain(target), ALL,
-              compose=_cast_graphs(target), grid=(cast_values(target),))
+              tol=CORRECTLY_ROUNDED, compose=_cast_graphs(target), grid=(cast_values(target),))
     if np.dtype(target).kind not in "iu":
         return row
     info = np.iinfo(target)
