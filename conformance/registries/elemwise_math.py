@@ -121,16 +121,27 @@ def int_divides_by_zero(case) -> bool:
     return case.values[1].dtype.kind in "biu" and bool((case.values[1] == 0).any())
 
 
+def _c_float_int_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """PyTensor's C IntDiv on floats: floor(x / y) where the signs agree, else
+    -floor(|x| / |y|) - (fmod(|x|, |y|) != 0), with floor(x / y) again for y == 0."""
+    floor = np.floor(x / y)
+    split = -np.floor(np.abs(x) / np.abs(y)) - (np.fmod(np.abs(x), np.abs(y)) != 0)
+    same = (y == 0) | ((x < 0) == (y < 0))
+    return np.where(same, floor, split)
+
+
 def float_floor_div_differs(case) -> bool:
-    """PyTensor's C IntDiv on floats is floor(x / y); numpy (the reference) divides
-    x - fmod(x, y) instead, e.g. 1 // 0.1 == 9."""
+    """PyTensor's Numba IntDiv on floats is floor(x / y) and its C IntDiv that with a sign
+    split (:func:`_c_float_int_div`); numpy (the reference) divides x - fmod(x, y) instead,
+    e.g. 1 // 0.1 == 9, 0.001 // -1e-8 == -100000 (C: -100001)."""
     x, y = np.broadcast_arrays(*case.values)
     if x.dtype.kind != "f":
         return False
     with np.errstate(all="ignore"):
-        ours, numpy = np.floor(x / y), np.floor_divide(x, y)
+        numpy = np.floor_divide(x, y)
         # exactly: the row's budget is 0 ulp (-150000 for -150001 is 1 in 1.5e5)
-        return bool((~((ours == numpy) | (np.isnan(ours) & np.isnan(numpy)))).any())
+        return any(bool((~((ours == numpy) | (np.isnan(ours) & np.isnan(numpy)))).any())
+                   for ours in (np.floor(x / y), _c_float_int_div(x, y)))
 
 
 def traps_in_c(case) -> bool:
@@ -462,8 +473,9 @@ ROWS = [
     .xfail(**C_INT_DIV_BY_ZERO, example=fixed(1, 0)).xfail(**C_INT_MIN_NEGATED)
     .xfail(backends=(*C_BACKENDS, *NUMBA_BACKENDS), dtypes=("float32", "float64"),
            blame=Blame.PYTENSOR, cause="float-int-div-floor",
-           reason="C and Numba IntDiv on floats are floor(x / y); numpy's floor_divide gives "
-                  "1 // 0.1 == 9 (and inf // 1 == nan)",
+           reason="C and Numba IntDiv on floats are floor(x / y) (C splits by sign: "
+                  "0.001 // -1e-8 is -100001); numpy's floor_divide gives 1 // 0.1 == 9 (and "
+                  "inf // 1 == nan)",
            match="abs err", when=float_floor_div_differs, example=fixed(1.0, 0.1))
     .xfail(**elemwise_dtype([True], [True], dtypes=("bool",), what="int_div of bools"))
     .xfail(backends=JAX_BACKENDS, dtypes=dtypes.INTS, blame=Blame.PYTENSOR,

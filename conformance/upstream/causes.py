@@ -150,9 +150,10 @@ CAUSES = {
         "the Numba backend's sigmoid of a signed integer negates it in its own dtype, so at "
         "the dtype's minimum -x wraps and sigmoid(-2**31) is 1.0 instead of 0.0",
     "float-int-div-floor":
-        "the C and Numba backends' IntDiv of floats is floor(x / y), where numpy's "
-        "floor_divide (PyTensor's Python backend) subtracts fmod first: 1 // 0.1 is 10.0 "
-        "against 9.0, inf // 1 is inf against nan",
+        "the C and Numba backends' IntDiv of floats is floor(x / y) (C: of |x| / |y|, with a "
+        "sign fix-up by fmod where the signs differ), where numpy's floor_divide (PyTensor's "
+        "Python backend) subtracts fmod first: 1 // 0.1 is 10.0 against 9.0, 0.001 // -1e-8 is "
+        "-100001.0 in C against -100000.0, inf // 1 is inf against nan",
     "numba-reshape-infers-empty":
         "the Numba backend's Reshape infers a -1 for a size-0 input where numpy refuses the "
         "ambiguous shape (cannot reshape array of size 0)",
