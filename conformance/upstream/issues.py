@@ -369,7 +369,8 @@ def _entry(repro: Repro, graph, backend) -> str:
     cell = repro.cell
     name = f"case_{cell.row.name}_{cell.dtype}_{cell.index}"
     lines = [f"# {repro.case.describe(cell.row.name)}: registry row {cell.row.name!r}, "
-             f"{cell.dtype}, opset {cell.opset}; expected values from {expected_from(repro)}"]
+             f"{cell.dtype}, opset {cell.opset}; "
+             f"expected values from {script.expected_from(repro)}"]
     if backend.uses_onnx:
         model = backend.model(graph, cell.opset)
         repro.onnx_ops = tuple(sorted({node.op_type for node in model.graph.node}))
@@ -401,15 +402,6 @@ def _entry(repro: Repro, graph, backend) -> str:
         + (f"    masked={repro.masked!r},\n" if repro.masked else "")
         + f"    run={run}))")
     return "\n".join(lines)
-
-
-def expected_from(repro: Repro) -> str:
-    """Where the case's expected values come from: the side that is right, and for the
-    Python linker the row's more accurate reference where it refines that dtype."""
-    reference = repro.cell.row.reference
-    if repro.right == "pytensor-py" and reference and repro.cell.dtype in reference.dtypes:
-        return f"pytensor-py refined by {reference.source} ({reference.reason})"
-    return repro.right
 
 
 def _op_name(op) -> str:

@@ -13,7 +13,6 @@ import numpy as np
 
 from conformance import versions
 from conformance.upstream import upstream_script as script
-from conformance.upstream.issues import expected_from
 
 SPEC_URL = "https://onnx.ai/onnx/operators/onnx__{op}.html"
 NEEDS = {"onnxruntime": ("numpy", "onnxruntime"), "onnx": ("numpy", "onnx"),
@@ -246,7 +245,7 @@ def issue_text(cause) -> str:
     for r in cause.repros[:6]:
         where = f"`{r.faulty}`" + (f" (opset {r.cell.opset})" if r.onnx_ops else "")
         lines += [f"- `{r.case.describe(r.cell.row.name)}` on {where}: expected "
-                  f"{_short(r.expected)} (from {expected_from(r)}), got {_short(r.actual)}"
+                  f"{_short(r.expected)} (from {script.expected_from(r)}), got {_short(r.actual)}"
                   + (f" (hidden on the installed release by another bug: {r.masked})"
                      if r.masked else "" if r.shown
                      else " (does not show on the installed release)")]

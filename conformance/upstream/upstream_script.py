@@ -361,3 +361,12 @@ def model_code(model, name: str = "model", *, as_bytes: bool = True) -> str:
     return (f"def {name}():\n    # the model's graph, as onnx.printer shows it:\n{comment}\n"
             f'    return {"" if as_bytes else "onnx.load_from_string("}'
             f'base64.b64decode("{blob}"){"" if as_bytes else ")"}')
+
+
+def expected_from(repro) -> str:
+    """Where the case's expected values come from: the side that is right, and for the
+    Python linker the row's more accurate reference where it refines that dtype."""
+    reference = repro.cell.row.reference
+    if repro.right == "pytensor-py" and reference and repro.cell.dtype in reference.dtypes:
+        return f"pytensor-py refined by {reference.source} ({reference.reason})"
+    return repro.right
