@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from conformance.registry import ALL_DTYPES, Blame, Case, Known, Row
+from conformance.registry import ALL_DTYPES, JAX_BACKENDS, Blame, Case, Known, Row
 from conformance.upstream import upstream_script as script
 from conformance.upstream.causes import CAUSES
 
@@ -333,7 +333,7 @@ def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
     if problem is not None and covering and known not in covering:
         repro.masked = covering[0].reason
     # without jax the JAX pair raises ModuleNotFoundError: the script cannot judge that case
-    unavailable = faulty.startswith("pytensor-jax") and importlib.util.find_spec("jax") is None
+    unavailable = faulty in JAX_BACKENDS and importlib.util.find_spec("jax") is None
     repro.shown = problem is not None and not repro.masked and not unavailable
     repro.message = problem or ""
     repro.unjudged = bool(repro.masked) or unavailable
