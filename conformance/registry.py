@@ -38,15 +38,24 @@ class Tol:
     tiny beside their operands through cancellation (sin(x) next to a multiple of pi, where
     an argument reduction's error is a fraction of x's ulp), declared per row, never a
     constant floor.
+
+    For sums of products of the operands (reductions, cumulative sums, dot products, BLAS
+    forms), ``terms_ulps * ulp(terms)`` instead scales with the sum of the terms' magnitudes:
+    ``terms`` is the row's own graph evaluated by the reference on the operands' absolute
+    values (their non-finite elements read as 0). A sum of n terms computed in any order is
+    within about ``n * u * terms`` of the exact value (u: the unit roundoff, less than one
+    ulp of ``terms``), so a correct cancellation stays green and a wrong digit of a result
+    of the terms' own size does not.
     """
 
     rtol: float = 0.0
     atol: float = 0.0
     ulps: float | None = None
     operand_ulps: float = 0.0
+    terms_ulps: float = 0.0
 
     def __post_init__(self):
-        for name in ("rtol", "atol", "ulps", "operand_ulps"):
+        for name in ("rtol", "atol", "ulps", "operand_ulps", "terms_ulps"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, numbers.Real) and 0 <= value < np.inf):
                 raise ValueError(f"Tol({name}={value!r}): must be a finite number >= 0")
@@ -55,9 +64,10 @@ class Tol:
                 f"Tol(rtol={self.rtol!r}, atol={self.atol!r}, ulps={self.ulps!r}): give a "
                 "relative tolerance (rtol, atol) or a budget in ulps, not both; a ULP budget's "
                 "absolute term is operand_ulps, scaled to the operands")
-        if self.operand_ulps and self.ulps is None:
-            raise ValueError(f"Tol(operand_ulps={self.operand_ulps!r}) needs ulps=: it widens "
-                             "a ULP budget where cancellation makes the result tiny")
+        for name in ("operand_ulps", "terms_ulps"):
+            if getattr(self, name) and self.ulps is None:
+                raise ValueError(f"Tol({name}={getattr(self, name)!r}) needs ulps=: it widens "
+                                 "a ULP budget where cancellation makes the result tiny")
 
     @property
     def in_ulps(self) -> bool:
@@ -72,6 +82,13 @@ def ulp_budget(**budgets: float) -> dict[str, Tol]:
         raise ValueError(f"ulp_budget: {bad} are not float dtypes; allowed: float16, float32, "
                          "float64")
     return {d: Tol(ulps=n) for d, n in budgets.items()}
+
+
+def summed(roundings: float, ulps: float = 0) -> dict[str, Tol]:
+    """``Row.tol`` for a row whose outputs are sums of products of its operands, each
+    computed with at most ``roundings`` roundings in any order: two such results may differ
+    by twice ``roundings * u * terms`` (see ``Tol.terms_ulps``), plus ``ulps`` at the end."""
+    return {d: Tol(ulps=ulps, terms_ulps=2 * roundings) for d in ("float16", "float32", "float64")}
 
 
 #: Per-dtype defaults; integer and bool results are always compared exactly.

@@ -1,6 +1,7 @@
 """Repro bundles: a folder per failing case that replays anywhere the project is checked out.
 
 A bundle holds ``inputs.npz`` and ``expected.npz`` (no pickles), ``actual-<backend>.npz``,
+``terms.npz`` for a budget on the sum of the terms' magnitudes (``Tol.terms_ulps``),
 ``model.onnx`` when conversion succeeded, ``meta.json`` (row, dtype, opset, layout, params,
 backends, message, blame, versions, the converter that made it as ``module:callable`` and its
 version, Hypothesis blob) and ``repro.py``, which needs only numpy and onnxruntime.
@@ -56,7 +57,9 @@ session = ort.InferenceSession(str(here / "model.onnx"), providers=["CPUExecutio
 feed = {i.name: inputs[f"x{n}"] for n, i in enumerate(session.get_inputs())}
 got = session.run(None, feed)
 rtol, atol = meta["tolerance"]
-ulps, operand_ulps = meta.get("ulps") or (None, 0.0)
+ulps, operand_ulps, *rest = meta.get("ulps") or (None, 0.0)
+terms_ulps = rest[0] if rest else 0.0  # the sum of the terms' magnitudes, per output
+terms = np.load(here / "terms.npz") if (here / "terms.npz").is_file() else None
 
 
 def spacing(v, dtype):  # numpy's, in the output's dtype, finite at its largest magnitude
@@ -65,8 +68,9 @@ def spacing(v, dtype):  # numpy's, in the output's dtype, finite at its largest 
     return np.spacing(np.where(v == big, np.nextafter(big, 0), v)).astype(np.float64)
 
 
-def close(out, want):
-    """Within rtol/atol, or within ulps of want plus operand_ulps of the largest input."""
+def close(out, want, n):
+    """Within rtol/atol, or within ulps of want plus operand_ulps of the largest input plus
+    terms_ulps of the sum of the terms' magnitudes."""
     if ulps is None or out.dtype.kind != "f":
         return np.allclose(out, want, rtol=rtol, atol=atol, equal_nan=True)
     largest = np.zeros(want.shape)
@@ -79,6 +83,9 @@ def close(out, want):
     o, w = out.astype(np.float64), want.astype(np.float64)
     same = (o == w) | (np.isnan(o) & np.isnan(w))
     bound = ulps * spacing(want, want.dtype) + operand_ulps * spacing(largest, want.dtype)
+    if terms_ulps and terms is not None and terms[f"out{n}"].shape == want.shape:
+        t = np.abs(terms[f"out{n}"].astype(np.float64))
+        bound = bound + terms_ulps * spacing(np.where(np.isnan(t), 0.0, t), want.dtype)
     with np.errstate(invalid="ignore"):
         return bool((same | (np.isfinite(o) & np.isfinite(w) & (np.abs(o - w) <= bound))).all())
 
@@ -90,7 +97,7 @@ for n, out in enumerate(got):
         print(f"out{n}: onnxruntime gives {out.dtype}{list(out.shape)}, "
               f"pytensor-py gave {want.dtype}{list(want.shape)}")
         bad = True
-    elif not close(out, want):
+    elif not close(out, want, n):
         print(f"out{n}: onnxruntime gives\\n{out}\\npytensor-py gave\\n{want}")
         bad = True
 print("onnxruntime still disagrees" if bad else "onnxruntime agrees with pytensor-py")
@@ -129,6 +136,8 @@ def write_bundle(folder: Path, outcome, *, notes=(), model=None,
     for name, actual in outcome.actual.items():
         if not isinstance(actual, BaseException):
             np.savez(folder / f"actual-{name}.npz", **{f"out{i}": v for i, v in enumerate(actual)})
+    if outcome.terms is not None:
+        np.savez(folder / "terms.npz", **{f"out{i}": v for i, v in enumerate(outcome.terms)})
     if model is not None:
         (folder / "model.onnx").write_bytes(model.SerializeToString())
         (folder / "repro.py").write_text(_REPRO_PY, encoding="utf-8")
@@ -142,7 +151,7 @@ def write_bundle(folder: Path, outcome, *, notes=(), model=None,
         "case": outcome.description, "message": outcome.failure_message(),
         "blame": str(outcome.blame) if outcome.blame else None,
         "tolerance": [tol.rtol, tol.atol],
-        "ulps": [tol.ulps, tol.operand_ulps] if tol.in_ulps else None,
+        "ulps": [tol.ulps, tol.operand_ulps, tol.terms_ulps] if tol.in_ulps else None,
         "versions": versions(), "notes": list(notes),
         "converter": converter or {"spec": PROJECT_CONVERTER, "version": None},
     }

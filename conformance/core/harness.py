@@ -36,6 +36,7 @@ from conformance.core.oracle import (
     either_expectation,
     flushed,
     holds_subnormals,
+    magnitudes,
 )
 from conformance.registry import Blame, Case, Known, Row
 from conformance.session import interrupt
@@ -176,6 +177,8 @@ class CaseOutcome:
     #: a conversion failure other than a clean refusal (a crash, an invalid model)
     conversion_error: str | None = None
     graph: Graph | None = None
+    #: the reference's outputs on the operands' magnitudes, for a ``Tol.terms_ulps`` budget
+    terms: object = None
 
     @property
     def description(self) -> str:
@@ -438,12 +441,21 @@ class Harness:
             return exc
         return rounded(outputs, [o.type.dtype for o in graph.outputs], expected)
 
+    def _terms(self, graph: Graph, spec: Spec, case: Case):
+        """The reference's outputs on the operands' magnitudes (``Tol.terms_ulps``): for a sum
+        of products of the operands, the sum of its terms' magnitudes. None where that raises
+        (the result's own budget alone then judges)."""
+        values = tuple(magnitudes(v) for v in case.values)
+        terms = self._run(graph, REFERENCE, spec, dataclasses.replace(case, values=values))
+        return None if isinstance(terms, BaseException) else terms
+
     def run(self, spec: Spec, case: Case) -> CaseOutcome:
         graph = self.graph(spec, case)
         expected = spec.row.expected(spec.dtype, case.values,
                                      self._run(graph, REFERENCE, spec, case))
         outcome = CaseOutcome(spec, case, expected, {}, graph=graph)
         tol = tolerance_for(spec, expected, graph)
+        terms = outcome.terms = self._terms(graph, spec, case) if tol.terms_ulps else None
         description = outcome.description
         known = spec.known
         for name in spec.backends:
@@ -470,7 +482,8 @@ class Harness:
             judge = functools.partial(
                 compare, tol=tol, backend=name, reference=REFERENCE.name, case=description,
                 values=spec.row.compare_values, signed_zeros=signed,
-                flushes_subnormals=backend.semantics.flushes_subnormals, operands=case.values)
+                flushes_subnormals=backend.semantics.flushes_subnormals, operands=case.values,
+                terms=terms)
             cmp = judge(expected, actual)
             flush, expectation = backend.semantics.flushes_subnormals, expected
             if not cmp.ok and holds_subnormals(case.values, flush):
@@ -478,7 +491,7 @@ class Harness:
                 # by element, where it agrees with the reference on those inputs read as zeros
                 alternative = self._flushed_reference(graph, spec, case, backend)
                 expectation = either_expectation(expected, alternative, actual, tol, flush,
-                                                 operands=case.values)
+                                                 operands=case.values, terms=terms)
                 cmp = judge(expectation, actual)
             if (not cmp.ok and not isinstance(actual, BaseException)
                     and backend.semantics.widens_graph(graph) and (wide := self._widened_reference(
@@ -487,7 +500,7 @@ class Harness:
                 # PyTensor's graph computed so (never with the model's own reading of it)
                 cmp = also_tried(judge(either_expectation(
                     expectation, wide, actual, tol, flush, signed_zeros=signed,
-                    operands=case.values), actual),
+                    operands=case.values, terms=terms), actual),
                     wide, f"{REFERENCE.name} on the graph with {backend.semantics.widening}")
             if cmp.ok and isinstance(actual, Crashed | Hung):
                 # a backend that took its process down did not raise what the reference did

@@ -2,7 +2,8 @@
 
 Floats agree when ``|actual - expected| <= atol + rtol * |expected|``, or, for a tolerance in
 ULPs, ``<= ulps * ulp(expected)`` (numpy's spacing in the output's dtype, see :func:`ulp`) plus
-the row's cancellation term scaled to the operands (``Tol``); nan matches nan, an
+the row's cancellation term scaled to the operands or to the sum of the terms' magnitudes
+(``Tol``); nan matches nan, an
 infinity only matches the same infinity, and, with ``signed_zeros=True``, a zero only matches
 a zero of the same sign (IEEE 754 and numpy tell them apart: a later division turns them into
 opposite infinities). Integers and bools are exact.
@@ -92,7 +93,32 @@ def _operand_magnitudes(operands: Sequence[np.ndarray], e: np.ndarray) -> np.nda
     return np.minimum(largest, float(np.finfo(e.dtype).max)).astype(e.dtype)
 
 
-def _allowed(e: np.ndarray, tol: Tol, operands: Sequence[np.ndarray]) -> np.ndarray:
+def magnitudes(value: np.ndarray) -> np.ndarray:
+    """``|value|`` in its own dtype, what ``Tol.terms_ulps``'s terms are computed from: a
+    float's nan and infinities read as 0 (a term that is not finite makes the result not
+    finite, which is judged apart), a signed integer's most negative value as its largest."""
+    value = np.asarray(value)
+    if value.dtype.kind == "f":
+        return np.where(np.isfinite(value), np.abs(value), 0).astype(value.dtype)
+    if value.dtype.kind == "i":
+        return np.where(value < 0, np.where(value == np.iinfo(value.dtype).min,
+                                            np.iinfo(value.dtype).max, -value), value)
+    return value
+
+
+def _terms_magnitude(terms: np.ndarray, e: np.ndarray) -> np.ndarray | None:
+    """``terms`` in ``e``'s dtype, finite (nan as 0, beyond the largest finite as it), or
+    None where it does not have ``e``'s shape."""
+    if terms.shape != e.shape:
+        return None
+    with np.errstate(invalid="ignore"):
+        t = np.abs(np.asarray(terms, dtype=np.float64))
+    t = np.where(np.isnan(t), 0.0, t)
+    return np.minimum(t, float(np.finfo(e.dtype).max)).astype(e.dtype)
+
+
+def _allowed(e: np.ndarray, tol: Tol, operands: Sequence[np.ndarray],
+             terms: np.ndarray | None = None) -> np.ndarray:
     """The error allowed at each element of ``e`` (the expected values), in float64."""
     if not tol.in_ulps:
         with np.errstate(invalid="ignore", over="ignore"):
@@ -100,10 +126,15 @@ def _allowed(e: np.ndarray, tol: Tol, operands: Sequence[np.ndarray]) -> np.ndar
     allowed = tol.ulps * ulp(e)
     if tol.operand_ulps and operands:
         allowed = allowed + tol.operand_ulps * ulp(_operand_magnitudes(operands, e))
+    # without the terms (their evaluation raised) only the budget on the result is left:
+    # stricter, never looser
+    if tol.terms_ulps and terms is not None and (t := _terms_magnitude(terms, e)) is not None:
+        allowed = allowed + tol.terms_ulps * ulp(t)
     return allowed
 
 
-def _float_errors(a: np.ndarray, e: np.ndarray, tol: Tol, operands: Sequence[np.ndarray] = ()):
+def _float_errors(a: np.ndarray, e: np.ndarray, tol: Tol, operands: Sequence[np.ndarray] = (),
+                  terms: np.ndarray | None = None):
     """Per-element (abs error, allowed error, mismatch mask) in float64."""
     a64, e64 = a.astype(np.float64), e.astype(np.float64)
     both_nan = np.isnan(a64) & np.isnan(e64)
@@ -111,7 +142,7 @@ def _float_errors(a: np.ndarray, e: np.ndarray, tol: Tol, operands: Sequence[np.
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(same, 0.0, np.abs(a64 - e64))
         err = np.where(np.isnan(err), np.inf, err)
-    allowed = _allowed(e, tol, operands)
+    allowed = _allowed(e, tol, operands, terms)
     # nan or inf on one side only is a mismatch whatever the tolerance (rtol * |nan| is nan,
     # and nothing compares greater than nan)
     special = np.isinf(a64) | np.isinf(e64) | np.isnan(a64) | np.isnan(e64)
@@ -176,23 +207,26 @@ def flushed(value: np.ndarray, dtypes: frozenset[str]) -> np.ndarray:
 
 def either_expectation(expected: Outputs, alternative: Outputs, actual: Outputs, tol: Tol,
                        dtypes: frozenset[str], *, signed_zeros: bool = False,
-                       operands: Sequence[np.ndarray] = ()) -> Outputs:
+                       operands: Sequence[np.ndarray] = (),
+                       terms: Outputs | None = None) -> Outputs:
     """``expected`` with each element taken from ``alternative`` where ``actual`` agrees with
     that one and not with ``expected`` (subnormals of ``dtypes`` read as zeros throughout;
-    with ``signed_zeros`` a zero agrees only with a zero of its sign; ``operands`` as for
-    :func:`compare`): an element is right if it agrees with either. Outputs that differ in
-    number, dtype or shape, or a side that raised, leave ``expected`` as it is."""
+    with ``signed_zeros`` a zero agrees only with a zero of its sign; ``operands`` and
+    ``terms`` as for :func:`compare`): an element is right if it agrees with either.
+    Outputs that differ in number, dtype or shape, or a side that raised, leave ``expected``
+    as it is."""
     sides = (expected, alternative, actual)
     if any(isinstance(x, BaseException) for x in sides) or len(set(map(len, sides))) != 1:
         return expected
     merged = []
-    for e, f, a in zip(expected, alternative, actual, strict=True):
+    for i, (e, f, a) in enumerate(zip(expected, alternative, actual, strict=True)):
+        t = _output_terms(terms, i)
         if not (e.shape == f.shape == a.shape and e.dtype == f.dtype == a.dtype):
             merged.append(e)
             continue
         e0, f0, a0 = (flushed(v, dtypes) for v in (e, f, a))
         if e.dtype.kind in "fc":
-            off_e, off_f = (_float_errors(a0, x, tol, operands)[2] for x in (e0, f0))
+            off_e, off_f = (_float_errors(a0, x, tol, operands, t)[2] for x in (e0, f0))
             if signed_zeros and e.dtype.kind == "f":
                 off_e, off_f = off_e | _zero_signs_differ(a0, e0), off_f | _zero_signs_differ(
                     a0, f0)
@@ -200,6 +234,12 @@ def either_expectation(expected: Outputs, alternative: Outputs, actual: Outputs,
             off_e, off_f = a0 != e0, a0 != f0
         merged.append(np.where(off_e & ~off_f, f, e).astype(e.dtype, copy=False))
     return merged
+
+
+def _output_terms(terms: Outputs | None, i: int) -> np.ndarray | None:
+    if terms is None or isinstance(terms, BaseException) or i >= len(terms):
+        return None
+    return terms[i]
 
 
 def also_tried(cmp: Comparison, alternative: Outputs, what: str) -> Comparison:
@@ -228,12 +268,14 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
             reference: str = "pytensor-py", case: str = "", values: bool = True,
             signed_zeros: bool = False,
             flushes_subnormals: frozenset[str] = frozenset(),
-            operands: Sequence[np.ndarray] = ()) -> Comparison:
+            operands: Sequence[np.ndarray] = (),
+            terms: Outputs | None = None) -> Comparison:
     """Compare ``actual`` (from ``backend``) against ``expected`` (from ``reference``);
     with ``values=False`` only dtypes and shapes (for uninitialised memory), with
     ``signed_zeros`` -0.0 and 0.0 apart, with ``flushes_subnormals`` the subnormals of those
     dtypes read as zeros of their sign on both sides. ``operands`` (the case's inputs) scale
-    a ULP budget's cancellation term (``Tol.operand_ulps``)."""
+    a ULP budget's cancellation term (``Tol.operand_ulps``), ``terms`` (the reference's
+    outputs on their magnitudes) its sum-of-terms one (``Tol.terms_ulps``)."""
     suffix = f" [{case}]" if case else ""
     if flushes_subnormals and not isinstance(expected, BaseException) \
             and not isinstance(actual, BaseException):
@@ -284,7 +326,7 @@ def compare(expected: Outputs, actual: Outputs, tol: Tol, *, backend: str,
                                          f"(exact match required for {e.dtype}){suffix}",
                                   where=(i, idx), elements=_indices(bad))
             continue
-        err, allowed, bad = _float_errors(a, e, tol, operands)
+        err, allowed, bad = _float_errors(a, e, tol, operands, _output_terms(terms, i))
         # Where the error is finite and non-zero the reference value is finite, so the
         # statistics need no nan handling (relative to an exact 0 they are infinite).
         nonzero = np.isfinite(err) & (err > 0)

@@ -1,11 +1,12 @@
 """Products: dot and its BLAS forms (Dot22, Gemm, Gemv, Ger), batched and Blockwise matmul,
 einsum.
 
-Float operands are drawn from [-1, 1] plus special values (0, -0.0, +-1, nan, +-inf), so
-that the rounding error of a sum of products is bounded a priori: every implementation
-(BLAS, MLAS, numpy, the ONNX reference) sums in its own order, and each result is within
-``roundings * u * sum(|terms|)`` of the exact value (u: the dtype's unit roundoff). Two
-implementations may then differ by twice that, which is the tolerance (see ``rounding``).
+Float operands are drawn from [-1, 1] plus special values (0, -0.0, +-1, nan, +-inf).
+Every implementation (BLAS, MLAS, numpy, the ONNX reference) sums in its own order, and each
+result is within ``roundings * u * sum(|terms|)`` of the exact value (u: the dtype's unit
+roundoff); two may then differ by twice that. The tolerance is that bound with the case's
+own sum of |terms| (``registry.summed``, ``Tol.terms_ulps``): a tiny product is judged to
+its own digits, and only a cancellation widens what an element may be off by.
 nan/inf propagate through a sum of products the same way in any order. Integer results are
 exact and drawn over the full range, so wrapping products are exercised. Zero signs are
 judged wherever the order of summation cannot change them (``sum_signs_determined``).
@@ -35,7 +36,7 @@ from conformance.registry import (
     Case,
     Composes,
     Row,
-    Tol,
+    summed,
 )
 from conformance.strategies import ANY, Domain, dtypes, fixed
 from conformance.strategies.products import (
@@ -53,12 +54,6 @@ FLOATS, ALL = dtypes.FLOATS, dtypes.ALL
 # Grid domains: the values the factories draw (floats in [-1, 1], with nan and inf where
 # the operand takes them), so that the tolerances' rounding bound holds on the grid too.
 FIN, NAN, NONFIN = drawn_from("finite"), drawn_from("nan"), drawn_from("any")
-
-
-def rounding(roundings: int, magnitude: float) -> dict[str, Tol]:
-    """Per-float-dtype tolerance for two results that are each within ``roundings * u *
-    magnitude`` of the exact value, ``magnitude`` bounding the sum of |terms|."""
-    return {d: Tol(atol=2 * roundings * magnitude * float(np.finfo(d).eps) / 2) for d in FLOATS}
 
 
 def zero_scales_nonfinite(case: Case) -> bool:
@@ -235,10 +230,10 @@ def numpy_presum_flips_zero(case) -> bool:
     return bool((np.signbit(fast) != np.signbit(exact))[zero].any())
 
 
-DOT_TOL = rounding(MAX_K, MAX_K)
+DOT_TOL = summed(MAX_K)  # k products summed: k roundings, counting the last
 
 
-SCALED_TOL = rounding(MAX_K + 2, MAX_K + 1)  # a*dot + b*z with |a|, |b|, |z| <= 1
+SCALED_TOL = summed(MAX_K + 2)  # a*dot + b*z: two more
 
 
 SMALL_INTS = ("bool", "int8", "int16", "uint8", "uint16")
@@ -415,7 +410,7 @@ ROWS = [
            match=r"=nan but pytensor-py=", when=has_nonfinite(0, 1),
            example=fixed([[0.0]], [[math.nan, math.nan]])),
     Row("dot22scalar", _dot22scalar, blas_operands("dot22scalar"), FLOATS,
-        tol=rounding(MAX_K + 1, MAX_K), signed_zeros=contraction_signs("ik,km->im", scale=2),
+        tol=summed(MAX_K + 1), signed_zeros=contraction_signs("ik,km->im", scale=2),
         grid=(FIN, FIN, NAN)),
     Row("gemm", gemm_no_inplace, blas_operands("gemm"), FLOATS, tol=SCALED_TOL,
         signed_zeros=contraction_signs("ik,km->im", (2, 3), scale=1), grid=BLAS_GRID)
@@ -428,11 +423,11 @@ ROWS = [
         signed_zeros=contraction_signs("ik,k->i", (2, 3), scale=1), grid=BLAS_GRID)
     .xfail(**ort_empty_contraction(fixed(np.ones(2), 1, np.ones((2, 0)), np.ones(0), 1), 2, 3)),
     # PyTensor < 3.3 only: 3.3 has no Ger (its rewrites build Dot and Add instead)
-    *[Row("ger", ger, blas_operands("ger"), ("float32", "float64"), tol=rounding(3, 2),
+    *[Row("ger", ger, blas_operands("ger"), ("float32", "float64"), tol=summed(3),
           signed_zeros=no_term_underflows, grid=(NONFIN,) * 4)
       for ger in compat.present("ger")],
     Row("einsum", lambda *xs, subscripts: pt.einsum(subscripts, *xs), einsum_operands, ALL,
-        tol=rounding(9, 9), signed_zeros=einsum_signs, grid=(FIN,))  # 'ii->i' has one operand
+        tol=summed(9), signed_zeros=einsum_signs, grid=(FIN,))  # 'ii->i' has one operand
     .xfail(backends=("onnxruntime", "onnxruntime-noopt", "onnx-reference"), dtypes=FLOATS,
            blame=Blame.PYTENSOR,
            reason="einsum 'ii->i' sums Switch(eye, x, 0) over an axis, so a -0.0 on the "

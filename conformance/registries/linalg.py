@@ -16,7 +16,7 @@ from pytensor.tensor import basic as ptb
 from pytensor.tensor.blockwise import Blockwise
 
 from conformance.jax_records import dtype_differs, on_jax
-from conformance.registries.blas import SMALL_INTS, rounding
+from conformance.registries.blas import SMALL_INTS
 from conformance.registry import (
     JAX_BACKENDS,
     NUMBA_BACKENDS,
@@ -162,6 +162,13 @@ JAX_CHOLESKY_NAN = {
     "match": r"=0\.0 but pytensor-py=nan", "when": not_positive_definite,
     "example": fixed([[-2.0, 0.0], [0.0, 2.0]], params=[("lower", True)]),
 }
+
+
+def rounding(roundings: int, magnitude: float) -> dict[str, Tol]:
+    """Per-float-dtype tolerance for two results that are each within ``roundings * u *
+    magnitude`` of the exact value, ``magnitude`` bounding the sum of |terms| a priori (a
+    determinant's terms have signs: det(|A|) bounds nothing, its permanent would)."""
+    return {d: Tol(atol=2 * roundings * magnitude * float(np.finfo(d).eps) / 2) for d in FLOATS}
 
 
 def linalg_tol(roundings: float) -> dict[str, Tol]:

@@ -143,6 +143,8 @@ class Repro:
     #: show this cause's bug, and the script says so rather than counting it
     masked: str = ""
     unjudged: bool = False  # masked, or its backend's package is not installed
+    #: the reference's outputs on the operands' magnitudes (``Tol.terms_ulps``), or None
+    terms: object = None
     onnx_ops: tuple[str, ...] = ()
     pytensor_ops: tuple[str, ...] = ()
 
@@ -326,9 +328,10 @@ def reproduce(cell: Cell, convert: Callable, harness_cache: dict) -> Repro:
     tol = tolerance_for(spec, expected, outcome.graph)
     repro = Repro(cell, case, faulty, right, expected, actual, tol, False, "", "")
     # the script's own comparison, so that "shown" here is the script's exit status
+    repro.terms = outcome.terms
     problem = script.differs(_plain(expected), _plain(actual), tol.rtol, tol.atol,
                              cell.row.compare_values, repro.signed_zeros, tol.ulps,
-                             tol.operand_ulps, case.values)
+                             tol.operand_ulps, case.values, repro.terms, tol.terms_ulps)
     covering = [k for v in outcome.verdicts if v.backend == faulty for k in v.covering]
     if problem is not None and covering and known not in covering:
         repro.masked = covering[0].reason
@@ -397,7 +400,9 @@ def _entry(repro: Repro, graph, backend) -> str:
         f"    inputs={inputs},\n    expected={script.outputs_code(repro.expected)},\n"
         f"    rtol={repro.tol.rtol!r}, atol={repro.tol.atol!r}, ulps={repro.tol.ulps!r}, "
         f"operand_ulps={repro.tol.operand_ulps!r}, "
-        f"values={cell.row.compare_values!r}, "
+        + (f"terms={script.outputs_code(repro.terms)}, terms_ulps={repro.tol.terms_ulps!r},\n"
+           "    " if repro.tol.terms_ulps and repro.terms is not None else "")
+        + f"values={cell.row.compare_values!r}, "
         f"signed_zeros={repro.signed_zeros!r},\n"
         + (f"    masked={repro.masked!r},\n" if repro.masked else "")
         + f"    run={run}))")

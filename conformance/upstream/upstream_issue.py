@@ -109,7 +109,8 @@ def main():
             text = str(exc).strip().splitlines()
             actual = f"raises {type(exc).__name__}: {text[0][:300] if text else ''}"
         problem = differs(c["expected"], actual, c["rtol"], c["atol"], c["values"],
-                          c["signed_zeros"], c["ulps"], c["operand_ulps"], c["inputs"])
+                          c["signed_zeros"], c["ulps"], c["operand_ulps"], c["inputs"],
+                          c.get("terms"), c.get("terms_ulps", 0.0))
         cannot = problem and isinstance(actual, str) and any(m in actual for m in CANNOT_LOAD)
         masked = problem and c.get("masked")  # another bug, filed apart, hides this one
         print(f"{c['case']} on {c['backend']}:")

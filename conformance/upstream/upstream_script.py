@@ -67,11 +67,12 @@ def outputs_code(outputs) -> str:
 
 
 def differs(expected, actual, rtol, atol, values=True, signed_zeros=False, ulps=None,
-            operand_ulps=0.0, inputs=()):
+            operand_ulps=0.0, inputs=(), terms=None, terms_ulps=0.0):
     """Why actual is not expected (None: it is): dtype, shape, values (nan equals nan,
     an infinity only itself, floats within atol + rtol * |expected|, or with ulps within
     ulps * spacing(|expected|) in its dtype plus operand_ulps * spacing of the largest
-    operand magnitude, integers exact, bools the bytes 0 and 1 only; with signed_zeros,
+    operand magnitude plus terms_ulps * spacing of the sum of the terms' magnitudes (terms,
+    one array per output), integers exact, bools the bytes 0 and 1 only; with signed_zeros,
     -0.0 is not 0.0)."""
 
     def spacing(v, dtype):  # numpy's, in dtype, finite at dtype's largest magnitude
@@ -111,6 +112,10 @@ def differs(expected, actual, rtol, atol, values=True, signed_zeros=False, ulps=
                             x = x.max(initial=0.0)
                         largest = np.maximum(largest, x)
                     bound = ulps * spacing(e, dtype) + operand_ulps * spacing(largest, dtype)
+                    if terms_ulps and terms is not None and terms[i].shape == e.shape:
+                        t = np.abs(np.asarray(terms[i], np.float64))
+                        bound = bound + terms_ulps * spacing(np.where(np.isnan(t), 0.0, t),
+                                                             dtype)
                 close = np.abs(a64 - e64) <= bound
             odd = np.isinf(e64) | np.isinf(a64) | np.isnan(e64) | np.isnan(a64)
             bad = ~same & (odd | ~close)
