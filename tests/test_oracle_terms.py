@@ -17,6 +17,10 @@ from conformance.registry import Case, Tol, summed
 from conformance.strategies.products import MAX_K
 
 F32 = np.float32
+#: a 2x2 dot product of operands about 1e-3: results about 1e-6
+SMALL_DOT = Case((np.array([[1.1e-3, -2.3e-3], [3.7e-3, 1.9e-3]], F32),
+                  np.array([[2.9e-3, 1.3e-3], [-1.7e-3, 3.1e-3]], F32)),
+                 ((None, None), (None, None)))
 
 
 def test_a_correct_cancellation_is_within_the_terms_budget():
@@ -90,14 +94,10 @@ def _matmul_in_float16(*args, **kwargs):
 def test_a_dot_product_computed_in_float16_is_caught_at_small_magnitudes():
     """Operands about 1e-3 give a dot product about 1e-6: float16's error there is about
     1e-9, far below the absolute bound the row held before (2 * k * k * u, about 2e-6)."""
-    row = row_named("dot")
-    x = np.array([[1.1e-3, -2.3e-3], [3.7e-3, 1.9e-3]], F32)
-    y = np.array([[2.9e-3, 1.3e-3], [-1.7e-3, 3.1e-3]], F32)
-    case = Case((x, y), ((None, None), (None, None)))
-    spec = Spec(row, "float32", 18, ("pytensor-py", "onnx-reference"))
+    spec = Spec(row_named("dot"), "float32", 18, ("pytensor-py", "onnx-reference"))
 
     def verdict(convert):
-        outcome = Harness(convert).run(spec, case)
+        outcome = Harness(convert).run(spec, SMALL_DOT)
         (v,) = [v for v in outcome.verdicts if v.backend == "onnx-reference"]
         return outcome, v.comparison
 
@@ -119,12 +119,8 @@ def test_a_bundle_replays_with_the_terms_budget(tmp_path):
 
     from conformance.core.bundle import write_bundle
 
-    row = row_named("dot")
-    x = np.array([[1.1e-3, -2.3e-3], [3.7e-3, 1.9e-3]], F32)
-    y = np.array([[2.9e-3, 1.3e-3], [-1.7e-3, 3.1e-3]], F32)
-    case = Case((x, y), ((None, None), (None, None)))
-    spec = Spec(row, "float32", 18, ("pytensor-py", "onnxruntime"))
-    outcome = Harness(converter.to_onnx).run(spec, case)
+    spec = Spec(row_named("dot"), "float32", 18, ("pytensor-py", "onnxruntime"))
+    outcome = Harness(converter.to_onnx).run(spec, SMALL_DOT)
     assert outcome.terms is not None
     folder = write_bundle(tmp_path / "b", outcome, model=outcome.graph.onnx_model(18))
     assert (folder / "terms.npz").is_file()

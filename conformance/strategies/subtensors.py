@@ -30,6 +30,7 @@ from pytensor.tensor import subtensor as ts
 
 from conformance.registry import Case, Composes
 from conformance.strategies import ANY, array_shapes, arrays, dtypes, layouts
+from converter import compat
 
 
 @dataclass(frozen=True)
@@ -367,16 +368,27 @@ def inc_last(x, y, *idx, index, values=None):
                             ignore_duplicates=True)
 
 
+# A release without the dedicated AdvancedSubtensor1 ops (3.3) deprecates their helpers,
+# which build the general ops: build those directly, as the helpers would, without the warning.
+_ONE_INDEX_OPS = compat.lookup("AdvancedSubtensor1") is not None
+
+
 def get1(x, *idx, index, values=None):
-    return ts.advanced_subtensor1(x, *_fed(idx, values))
+    if _ONE_INDEX_OPS:
+        return ts.advanced_subtensor1(x, *_fed(idx, values))
+    return ts.advanced_subtensor(x, *_fed(idx, values))
 
 
 def set1(x, y, *idx, index, values=None):
-    return ts.advanced_set_subtensor1(x, y, *_fed(idx, values))
+    if _ONE_INDEX_OPS:
+        return ts.advanced_set_subtensor1(x, y, *_fed(idx, values))
+    return ts.advanced_inc_subtensor(x, y, *_fed(idx, values), set_instead_of_inc=True)
 
 
 def inc1(x, y, *idx, index, values=None):
-    return ts.advanced_inc_subtensor1(x, y, *_fed(idx, values))
+    if _ONE_INDEX_OPS:
+        return ts.advanced_inc_subtensor1(x, y, *_fed(idx, values))
+    return ts.advanced_inc_subtensor(x, y, *_fed(idx, values))
 
 
 def any_op(*inputs, op, index):
