@@ -417,6 +417,29 @@ class Row:
                       example, match, when, versions, cause, cpu, tuple(shared_by))
         return dataclasses.replace(self, known=(*self.known, known))
 
+    def xfail_apart(self, record: Mapping, *, backends: Sequence[str], before: str | None,
+                    dtypes: Sequence[str] | None = None, shared: bool = False) -> Row:
+        """``record`` (xfail arguments) with ``backends`` showing it only before PyTensor
+        ``before``, or never (None), on ``dtypes`` if given (their other dtypes keep it as it
+        is): a record names only the backends that show it, whichever run beside them. With
+        ``shared``, those backends run the reference's own faulty code there: they agree with
+        it where it is wrong, which the record then expects of them (``shared_by``)."""
+        mine = tuple(b for b in record["backends"] if b in backends)
+        rest = tuple(b for b in record["backends"] if b not in backends)
+        if shared:
+            apart = tuple(dtypes or record.get("dtypes") or self.dtypes)
+            kept = tuple(d for d in record.get("dtypes") or self.dtypes if d not in apart)
+            row = self.xfail(**{**record, "dtypes": kept}) if kept else self
+            return row.xfail(**{**record, "backends": rest, "dtypes": apart, "shared_by": mine})
+        row = self.xfail(**{**record, "backends": rest}) if rest else self
+        if dtypes is not None:
+            kept = tuple(d for d in record.get("dtypes") or self.dtypes if d not in dtypes)
+            if kept:
+                row = row.xfail(**{**record, "backends": mine, "dtypes": kept})
+        if before is None:
+            return row
+        return row.xfail(**fixed_in({**record, "backends": mine}, before, dtypes))
+
     def judges_zero_signs(self, case: Case) -> bool:
         if callable(self.signed_zeros):
             return bool(self.signed_zeros(case))

@@ -233,3 +233,29 @@ def test_every_row_judges_zero_signs_on_some_cases():
     """No row leaves zero signs unjudged outright: a row whose signs IEEE 754 leaves to the
     order of operations judges them where they are determined (a predicate)."""
     assert [r.name for r in registries.all_rows() if r.signed_zeros is False] == []
+
+
+def test_xfail_apart_bounds_only_the_backends_and_dtypes_named():
+    """A record two backends share, one of which stops showing it from a release on (there
+    only on float16): the others keep it everywhere, that one on its other dtypes too."""
+    row = Row("neg_apart", pt.neg, elemwise(ANY), ("float16", "float32"))
+    record = dict(backends=("onnxruntime", "pytensor-c-opt"), blame=Blame.PYTENSOR,
+                  reason="a reason", versions="pytensor>=3", example=fixed(0.0))
+    split = row.xfail_apart(record, backends=("pytensor-c-opt",), before="3.3",
+                            dtypes=("float16",)).known
+    got = {(k.backends, k.dtypes, k.versions) for k in split}
+    assert got == {(("onnxruntime",), None, "pytensor>=3"),
+                   (("pytensor-c-opt",), ("float32",), "pytensor>=3"),
+                   (("pytensor-c-opt",), ("float16",), "pytensor>=3,<3.3")}, got
+    whole = row.xfail_apart(record, backends=("pytensor-c-opt",), before="3.3").known
+    assert {(k.backends, k.dtypes, k.versions) for k in whole} == {
+        (("onnxruntime",), None, "pytensor>=3"), (("pytensor-c-opt",), None, "pytensor>=3,<3.3")}
+    never = row.xfail_apart(record, backends=("pytensor-c-opt",), before=None,
+                            dtypes=("float16",)).known
+    assert {(k.backends, k.dtypes) for k in never} == {
+        (("onnxruntime",), None), (("pytensor-c-opt",), ("float32",))}
+    shared = row.xfail_apart(record, backends=("pytensor-c-opt",), before=None,
+                             dtypes=("float16",), shared=True).known
+    assert {(k.backends, k.dtypes, k.shared_by) for k in shared} == {
+        (("onnxruntime", "pytensor-c-opt"), ("float32",), ()),
+        (("onnxruntime",), ("float16",), ("pytensor-c-opt",))}

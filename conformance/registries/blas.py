@@ -310,6 +310,12 @@ NUMBA_INT_BATCHED = {
     "reason": "Numba cannot type BatchedDot (and the batched matmul it stands for) of integers",
 }
 
+EINSUM_INT_BATCHED = {
+    **NUMBA_INT_BATCHED, "when": lambda case: dict(case.params)["subscripts"][0] == "b",
+    "example": fixed(np.ones((1, 1, 1)), np.ones((1, 1, 1)),
+                     params=[("subscripts", "bij,bjk->bik")]),
+}
+
 
 ROWS = [
     Row("dot", pt.dot, dot_operands([(1, 1), (2, 1), (1, 2), (2, 2)]), ALL, tol=DOT_TOL,
@@ -359,10 +365,11 @@ ROWS = [
            example=fixed(np.ones((1, 0, 0)), np.ones((0, 0, 0)),
                          static=((1, None, None), (None, None, None))),
            versions="onnxruntime<1.32")
-    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
+    # ONNX Reshape takes that -1 (onnxruntime-rewritten runs the same graph right)
+    .xfail(backends=("pytensor-c-opt",), blame=Blame.PYTENSOR,
            reason="the default rewrites reshape an empty batch with a -1 for a Dot22, which "
-                  "numpy and ONNX Reshape refuse (cannot reshape array of size 0)",
-           match="raised (ValueError: cannot reshape array of size 0|Fail: .*Reshape node)",
+                  "numpy refuses (cannot reshape array of size 0)",
+           match="raised ValueError: cannot reshape array of size 0",
            when=lambda case: any(v.size == 0 for v in case.values),
            example=fixed(np.ones((1, 0, 0)), np.ones((0, 0, 0)),
                          static=((1, None, None), (None, None, None))))
@@ -465,9 +472,10 @@ ROWS = [
     .xfail(**NUMBA_INT_DOT,
            example=lambda d: fixed([[np.iinfo(d).max]], [[513]],
                                    params=[("subscripts", "ij,ij->")])(d))
-    .xfail(**NUMBA_INT_BATCHED, when=lambda case: dict(case.params)["subscripts"][0] == "b",
-           example=fixed(np.ones((1, 1, 1)), np.ones((1, 1, 1)),
-                         params=[("subscripts", "bij,bjk->bik")]))
+    # the BatchedDot comes from the rewrites; unrewritten, only int32 (before 3.3) fails
+    .xfail(**{**EINSUM_INT_BATCHED, "backends": ("pytensor-numba-opt",)})
+    .xfail(**{**EINSUM_INT_BATCHED, "backends": ("pytensor-numba",), "dtypes": ("int32",),
+              "versions": "pytensor<3.3"})
     .xfail(**dtype_differs(fixed([[1]], params=[("subscripts", "ii->i")]),
                            ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32",
                             "float16", "float32"), cause="jax-careduce-dtype",

@@ -188,7 +188,9 @@ ROWS = [
     Row("solve", _solve("gen"), square_systems(("general", "singular"), rhs="gen",
                                                params=(LOWER,)), FLOATS, tol=SOLVE_TOL,
         signed_zeros=zero_signs_determined, grid=(None, UNIT))
-    .xfail(**solve_singular_result(SINGULAR_VECTOR_RHS))
+    # not on pytensor-c-opt, whose rewrites replace this Solve (2.38, 3.0.7 and 3.3.8 alike)
+    .xfail_apart(solve_singular_result(SINGULAR_VECTOR_RHS), backends=("pytensor-c-opt",),
+                 before=None)
     .xfail(**zero_batch(True, lower=False))
     .xfail(**on_jax(zero_batch(True, lower=False), dtypes=FLOAT_PAIR))
     .xfail(**jax_singular_result(SINGULAR_VECTOR_RHS)),
@@ -199,7 +201,9 @@ ROWS = [
     Row("solve_sym", _solve("sym"), square_systems(("symmetric", "symmetric_singular"),
                                                    rhs="sym", params=(LOWER,)),
         FLOATS, tol=SOLVE_TOL, signed_zeros=one_by_one, grid=(None, SYM_RHS))
-    .xfail(**solve_singular_result(SINGULAR_VECTOR_RHS))
+    # not on pytensor-c-opt, whose rewrites replace this Solve (2.38, 3.0.7 and 3.3.8 alike)
+    .xfail_apart(solve_singular_result(SINGULAR_VECTOR_RHS), backends=("pytensor-c-opt",),
+                 before=None)
     .xfail(**zero_batch(True, lower=False))
     .xfail(**on_jax(zero_batch(True, lower=False), dtypes=FLOAT_PAIR))
     .xfail(**jax_singular_result(SINGULAR_VECTOR_RHS)).xfail(**JAX_SOLVE_SYM_BOTH_TRIANGLES)
