@@ -392,9 +392,7 @@ def scans(domain) -> Composes:
     return Composes(domains=(domain,), params=single_axis_params, shape=same_or_flat_shape)
 
 
-# At most 16 elements reduced (LAYOUTS: up to 4 per axis, two axes), or scanned in order
-# (SCAN_LAYOUTS): 16 roundings; the mean divides once more. With the sum of the terms'
-# magnitudes as the scale, a wrong low digit of a tiny sum shows.
+# At most 16 elements reduced (LAYOUTS) or scanned (SCAN_LAYOUTS); the mean divides once more.
 SUM_TOL, MEAN_TOL = summed(16), summed(17)
 
 ROWS = [
@@ -506,7 +504,6 @@ ROWS = [
     Row("argmin", lambda x, axis: pt.argmin(x, axis=axis), axis_cases(), ALL,
         compose=reduces(NO_EXTREMES, dtypes=ALL, nonempty=True), grid=(ANY,))
     .xfail(**EMPTY_ARGMAX)
-    # the default rewrites build another argmin, which C computes right
     .xfail(backends=("pytensor-c",), dtypes=("uint64",), blame=Blame.PYTENSOR,
            reason="argmin(uint64) is argmax(int64(-1) - x) in float64; the C code subtracts "
                   "in uint64 first, so large values tie", match="exact match required",
@@ -516,9 +513,7 @@ ROWS = [
     # int64 ReduceSum divergence is recorded on "sum"). var/std take float inputs only:
     # their float64 results from integer inputs differ in the last ulp with summation
     # order, and a row's tolerance is keyed on the input dtype (exact for integers).
-    # var/std keep the relative default: they square differences from the mean, so the
-    # graph on |x| bounds none of their terms (Tol.terms_ulps), and a result of 0 comes
-    # only from equal elements, where every order gives exactly 0.
+    # var/std keep the relative default: the graph on |x| bounds none of their squared terms.
     Row("mean", lambda x, axis: pt.mean(x, axis=axis), axis_cases(MOMENTS), ALL,
         compose=reduces(EXACT_SUM), grid=MOMENT_VALUES, tol=MEAN_TOL)
     .xfail(**jax_reduce_dtype(("float32",))),
