@@ -5,6 +5,8 @@ the records blamed on the project's converter neither excuse nor turn into XPASS
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -65,3 +67,23 @@ def test_records_blamed_on_the_converter_describe_the_projects_converter_only():
     # records blamed on upstream packages still apply to any converter
     upstream = [k for k in own.records if k.blame != Blame.CONVERTER]
     assert [k for k in foreign.records] == upstream
+
+
+def test_raising_as_the_reference_does_where_a_record_says_it_raises_wrongly_is_shared():
+    """AdvancedIncSubtensor1's spurious broadcasting error (PyTensor < 3.3) is raised by both
+    C backends too, from the same Python code: agreeing by raising is sharing the fault, as
+    agreeing on a wrong value is. Here on a made-up record, so that it runs on every release:
+    the reference's IndexError on an out-of-range index, said to be wrong, shared by C."""
+    row = row_named("index_out_of_bounds")
+    unchecked = next(k for k in row.known if k.cause == "numba-index-unchecked")
+    claim = row.xfail(backends=("onnxruntime",), shared_by=("pytensor-c",),
+                      blame=Blame.PYTENSOR, reason="made up: this IndexError is wrong",
+                      example=unchecked.example).known[-1]
+    spec = Spec(dataclasses.replace(row, known=(claim,)), "float64", 21,
+                ("pytensor-py", "pytensor-c"))
+    harness = Harness(lambda *a, **k: None)
+    harness.start(spec)
+    outcome = harness.run(spec, claim.example("float64"))
+    (verdict,) = outcome.verdicts
+    assert verdict.shared and verdict.known is claim, verdict.comparison.message
+    assert not outcome.unexpected

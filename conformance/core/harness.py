@@ -312,9 +312,10 @@ class Harness:
 
     def _judged(self, spec: Spec, backend: Backend) -> dict[tuple, Case]:
         """What canonical-only ``backend`` judges in this row, by (dtype, layout): at each
-        dtype its canonical case and the examples of records that name the backend (so that
-        a fix upstream is still noticed there). Another backend's records add nothing here:
-        each layout costs a canonical-only backend rewrites or C code. A backend that
+        dtype its canonical case and the examples of records that name the backend, as showing
+        the fault or sharing it (so that a fix upstream is still noticed there). Another
+        backend's records add nothing here: each layout costs a canonical-only backend
+        rewrites or C code. A backend that
         ``judges_grid`` takes the special-value grid's layouts too. Found once per row."""
         if backend.name not in self._judged_cases:
             self.canonical(spec)
@@ -322,7 +323,7 @@ class Harness:
             for dtype in spec.row.dtypes:
                 chosen = [self._canonical[dtype]] if dtype in self._canonical else []
                 chosen += [k.example(dtype) for k in spec.row.known_for(dtype)
-                           if backend.name in k.backends]
+                           if backend.name in (*k.backends, *k.shared_by)]
                 if backend.judges_grid:
                     chosen += grid.grid_cases(spec.row.cases, dtype, domains=spec.row.grid,
                                               base=self._canonical.get(dtype))
@@ -511,8 +512,9 @@ class Harness:
                 cmp = Comparison(False, f"{name} raised {describe_error(actual)} but "
                                         f"{REFERENCE.name} raised {describe_error(expected)}; "
                                         f"a failed conversion is not agreement [{description}]")
-            shared = None if not cmp.ok or isinstance(actual, BaseException) else shared_fault(
-                known, name, case)
+            # raising as the reference does where a record says it raises wrongly is sharing
+            # its fault too (a crash, hang or refusal never got here as agreement)
+            shared = None if not cmp.ok else shared_fault(known, name, case)
             if shared is not None:
                 cmp = Comparison(False, f"{name} agrees with {REFERENCE.name} where the record "
                                         f"says it is wrong: shares its fault ({shared.reason}) "

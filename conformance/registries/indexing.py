@@ -80,7 +80,9 @@ def pytensor_broadcast_check_raises(case: Case) -> bool:
 
 
 # Only valid y are drawn, so whenever PyTensor's check raises, the error is spurious. The C
-# code of the 1-D case checks correctly; other cases fall back to ``perform``.
+# code of the 1-D case checks correctly; other cases fall back to ``perform``, so where the
+# check raises, both C backends raise with the reference (measured on 2.38 and 3.0.7): they
+# share its fault.
 SPURIOUS_BROADCAST_ERROR = {  # PyTensor's JAX dispatch runs the same check: not JAX's
     "backends": without_jax(NOT_REFERENCE), "blame": Blame.PYTENSOR,
     "cause": "advinc1-perform-broadcast-check", "versions": "pytensor<3.3",
@@ -255,10 +257,14 @@ ROWS = [
     .xfail(**JAX_INC_BOOL, example=example([False], np.int64(0), y=True, index="i")),
     Row("advanced_set_subtensor1", set1, ARRAY1_SET_CASES, ALL, compose=ARRAY1_SETS,
         grid=(ANY, ANY))
-    .xfail(**SPURIOUS_BROADCAST_ERROR, example=example([[0], [1]], [0, 1], y=[1], index="I1")),
+    .xfail_apart({**SPURIOUS_BROADCAST_ERROR,
+                  "example": example([[0], [1]], [0, 1], y=[1], index="I1")},
+                 backends=C_BACKENDS, before=None, shared=True),
     Row("advanced_inc_subtensor1", inc1, ARRAY1_SET_CASES, ALL, compose=ARRAY1_SETS,
         grid=(ANY, ANY))
-    .xfail(**SPURIOUS_BROADCAST_ERROR, example=example([[0], [1]], [0, 1], y=[1], index="I1"))
+    .xfail_apart({**SPURIOUS_BROADCAST_ERROR,
+                  "example": example([[0], [1]], [0, 1], y=[1], index="I1")},
+                 backends=C_BACKENDS, before=None, shared=True)
     .xfail(backends=C_BACKENDS, dtypes=("bool",), blame=Blame.PYTENSOR,
            reason="C AdvancedIncSubtensor1 adds a repeated index's bools as bytes, so "
                   "True + True is stored as the byte 2",
