@@ -418,12 +418,21 @@ class Row:
         return dataclasses.replace(self, known=(*self.known, known))
 
     def xfail_apart(self, record: Mapping, *, backends: Sequence[str], before: str | None,
-                    dtypes: Sequence[str] | None = None, shared: bool = False) -> Row:
+                    dtypes: Sequence[str] | None = None, shared: bool = False,
+                    since: str | None = None) -> Row:
         """``record`` (xfail arguments) with ``backends`` showing it only before PyTensor
         ``before``, or never (None), on ``dtypes`` if given (their other dtypes keep it as it
         is): a record names only the backends that show it, whichever run beside them. With
+        ``since`` (and ``before=None``) they show it from that release on instead. With
         ``shared``, those backends run the reference's own faulty code there: they agree with
         it where it is wrong, which the record then expects of them (``shared_by``)."""
+        if since is not None:
+            if before is not None or shared:
+                raise ValueError("xfail_apart: since= goes with before=None and no shared=")
+            row = self.xfail_apart(record, backends=backends, before=None, dtypes=dtypes)
+            mine = tuple(b for b in record["backends"] if b in backends)
+            return row.xfail(**{**since_release(record, since), "backends": mine,
+                                **({"dtypes": tuple(dtypes)} if dtypes is not None else {})})
         mine = tuple(b for b in record["backends"] if b in backends)
         rest = tuple(b for b in record["backends"] if b not in backends)
         if shared:
@@ -492,6 +501,16 @@ ALL_DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64",
 )
+
+
+def since_release(record: Mapping, release: str) -> dict:
+    """``record`` (xfail arguments) showing from PyTensor ``release`` on: its ``versions``
+    narrowed to ``>=release``, kept with what it had."""
+    bound = record.get("versions")
+    if bound is not None and releases.parse_requirement(bound).name != "pytensor":
+        raise ValueError(f"since_release bounds PyTensor releases; the record names {bound!r}")
+    return {**record, "versions": f"pytensor>={release}" if bound is None
+            else f"{bound},>={release}"}
 
 
 def fixed_in(record: dict, release: str, dtypes: tuple[str, ...] | None = None) -> dict:

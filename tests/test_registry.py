@@ -259,3 +259,11 @@ def test_xfail_apart_bounds_only_the_backends_and_dtypes_named():
     assert {(k.backends, k.dtypes, k.shared_by) for k in shared} == {
         (("onnxruntime", "pytensor-c-opt"), ("float32",), ()),
         (("onnxruntime",), ("float16",), ("pytensor-c-opt",))}
+    later = row.xfail_apart(record, backends=("pytensor-c-opt",), before=None, since="3.3",
+                            dtypes=("float16",)).known
+    assert {(k.backends, k.dtypes, k.versions) for k in later} == {
+        (("onnxruntime",), None, "pytensor>=3"),
+        (("pytensor-c-opt",), ("float32",), "pytensor>=3"),
+        (("pytensor-c-opt",), ("float16",), "pytensor>=3,>=3.3")}
+    with pytest.raises(ValueError, match="since= goes with before=None"):
+        row.xfail_apart(record, backends=("pytensor-c-opt",), before="3.3", since="3.3")
