@@ -12,6 +12,8 @@ module skips.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,6 +22,7 @@ import onnx
 import onnxruntime as ort
 import pytensor
 import pytest
+from filelock import FileLock
 from packaging.specifiers import SpecifierSet
 from pytensor.compile.mode import Mode
 
@@ -28,10 +31,15 @@ from conformance import versions as releases
 from conformance.core.oracle import assert_agree
 from conformance.registry import DEFAULT_TOL
 
-pm = pytest.importorskip(
-    "pymc", reason="PyMC is not installed: PyMC 6 needs Python >= 3.12 and PyTensor 3.3, PyMC 5 "
-                   "pins PyTensor 2.38 (`tox -e pytensor-min`)"
-)
+# PyMC imports ArviZ, whose first import of a day writes a stamp file through one fixed
+# temporary name (ArviZ 0.23): two xdist workers collecting this module at the same moment
+# race on it, and the loser's import raises FileNotFoundError (seen on the PyTensor 2.38
+# line). One import at a time, across processes.
+with FileLock(os.path.join(tempfile.gettempdir(), "pytensor-onnx-conformance-pymc.lock")):
+    pm = pytest.importorskip(
+        "pymc", reason="PyMC is not installed: PyMC 6 needs Python >= 3.12 and PyTensor 3.3, "
+                       "PyMC 5 pins PyTensor 2.38 (`tox -e pytensor-min`)"
+    )
 
 MODES = {
     "pytensor-c": Mode(linker="cvm", optimizer="fast_run"),
