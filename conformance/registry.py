@@ -426,14 +426,13 @@ class Row:
         ``since`` (and ``before=None``) they show it from that release on instead. With
         ``shared``, those backends run the reference's own faulty code there: they agree with
         it where it is wrong, which the record then expects of them (``shared_by``)."""
+        mine = tuple(b for b in record["backends"] if b in backends)
         if since is not None:
             if before is not None or shared:
                 raise ValueError("xfail_apart: since= goes with before=None and no shared=")
             row = self.xfail_apart(record, backends=backends, before=None, dtypes=dtypes)
-            mine = tuple(b for b in record["backends"] if b in backends)
             return row.xfail(**{**since_release(record, since), "backends": mine,
                                 **({"dtypes": tuple(dtypes)} if dtypes is not None else {})})
-        mine = tuple(b for b in record["backends"] if b in backends)
         rest = tuple(b for b in record["backends"] if b not in backends)
         if shared:
             apart = tuple(dtypes or record.get("dtypes") or self.dtypes)

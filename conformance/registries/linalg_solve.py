@@ -32,6 +32,7 @@ from conformance.registry import (
     ONNX_BACKENDS,
     Blame,
     Row,
+    fixed_in,
 )
 from conformance.strategies import fixed
 from conformance.strategies.matrices import square_systems
@@ -132,13 +133,8 @@ SINGULAR_VECTOR_RHS = fixed([[1.0, 0.0], [0.0, 0.0]], [1.0, 1.0], params=[("lowe
 
 
 C_OPT = ("pytensor-c-opt",)
-
-
-def on_c_opt(record: dict, versions: str, dtypes: tuple[str, ...] | None = None) -> dict:
-    """``record`` (xfail arguments) as pytensor-c-opt shows it: on PyTensor ``versions``,
-    on ``dtypes`` if given."""
-    return {**record, "backends": C_OPT, "versions": versions,
-            **({"dtypes": dtypes} if dtypes else {})}
+#: pytensor-c-opt on PyTensor 3 (bounded further with fixed_in)
+ON_C_OPT_3 = {"backends": C_OPT, "versions": "pytensor>=3"}
 
 
 POS_1X1 = {"backends": (*ONNX_BACKENDS, "pytensor-c-opt", *NUMBA_BACKENDS),
@@ -223,14 +219,13 @@ ROWS = [
         signed_zeros=zero_signs_determined, grid=(None, UNIT))
     # pytensor-c-opt shows these where Solve.perform still runs after the default rewrites:
     # from PyTensor 3.3 on, on 3.0.7 only for the dtypes named, on 2.38 never (measured)
-    .xfail_apart(solve_singular_result(NOT_PD_VECTOR_RHS), backends=C_OPT, before=None)
-    .xfail(**on_c_opt(solve_singular_result(NOT_PD_VECTOR_RHS), "pytensor>=3.3"))
-    .xfail(**on_c_opt(solve_singular_result(NOT_PD_VECTOR_RHS), "pytensor>=3,<3.3",
+    .xfail_apart(solve_singular_result(NOT_PD_VECTOR_RHS), backends=C_OPT, before=None,
+                 since="3.3")
+    .xfail(**fixed_in({**solve_singular_result(NOT_PD_VECTOR_RHS), **ON_C_OPT_3}, "3.3",
                       ("float16",)))
     .xfail(**zero_batch(True, lower=False))
-    .xfail_apart(POS_1X1, backends=C_OPT, before=None)
-    .xfail(**on_c_opt(POS_1X1, "pytensor>=3.3"))
-    .xfail(**on_c_opt(POS_1X1, "pytensor>=3,<3.3", ("float64",)))
+    .xfail_apart(POS_1X1, backends=C_OPT, before=None, since="3.3")
+    .xfail(**fixed_in({**POS_1X1, **ON_C_OPT_3}, "3.3", ("float64",)))
     .xfail(**on_jax(POS_1X1, dtypes=FLOAT_PAIR, versions="pytensor>=3"))
     .xfail(**PSD_SOLVE_LOWER)
     .xfail(**on_jax(PSD_SOLVE_LOWER, backends=("pytensor-jax-opt",), dtypes=FLOAT_PAIR))
