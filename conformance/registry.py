@@ -474,7 +474,10 @@ class Row:
         return [f"{self.name}[{d}]" for d in self.dtypes]
 
 
-ORT_BACKENDS = ("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten")
+#: the ONNX Runtime backends that convert a graph PyTensor rewrote: the default mode's graph
+#: as function_to_onnx exports it, and the ONNX mode's own (pytensor.function(mode="ONNX"))
+REWRITTEN_ONNX = ("onnxruntime-rewritten", "pytensor-onnx")
+ORT_BACKENDS = ("onnxruntime", "onnxruntime-noopt", *REWRITTEN_ONNX)
 ONNX_BACKENDS = (*ORT_BACKENDS, "onnx-reference")
 #: PyTensor's C code, without and with its default rewrites: a bug in an op's C code shows on
 #: both unless a rewrite removes the op

@@ -10,7 +10,6 @@ passed ``onnx.checker.check_model(full_check=True)`` and strict shape inference.
 
 from __future__ import annotations
 
-import functools
 import os
 
 import onnx
@@ -18,56 +17,27 @@ import onnx
 from converter import _args
 from converter import ops as _ops  # noqa: F401  (registers every rule)
 from converter._core import MIN_OPSET, build_model, check, convert_op
-from converter.errors import ConversionError, UnsupportedOpError
+from converter._opset import default_opset
+from converter.errors import ConversionError, NotRunnable, UnsupportedOpError
+from converter.link.mode import onnx_mode  # registers the ONNX linker and modes
 from converter.ops import registered_modules, supported_ops
 
 __all__ = [
     "MIN_OPSET",
     "ConversionError",
+    "NotRunnable",
     "UnsupportedOpError",
     "check",
     "convert_op",
     "default_opset",
     "function_graph",
     "function_to_onnx",
+    "onnx_mode",
     "registered_modules",
     "save",
     "supported_ops",
     "to_onnx",
 ]
-
-
-@functools.cache
-def default_opset() -> int:
-    """The newest opset that onnx (and so ``onnx.reference``) and, if installed, ONNX Runtime run.
-
-    ONNX Runtime publishes no API for its newest opset, so it is asked with a one-node model,
-    from onnx's newest opset downwards; without ONNX Runtime, onnx's newest opset is used.
-    """
-    newest = onnx.defs.onnx_opset_version()
-    try:
-        import onnxruntime
-    except ImportError:
-        return newest
-    from onnx import TensorProto, helper
-
-    vi = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
-    vo = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
-    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe", [vi], [vo])
-    for opset in range(newest, MIN_OPSET - 1, -1):
-        opsets = [helper.make_opsetid("", opset)]
-        model = helper.make_model(
-            graph, opset_imports=opsets, ir_version=helper.find_min_ir_version_for(opsets)
-        )
-        try:
-            onnxruntime.InferenceSession(
-                model.SerializeToString(), providers=["CPUExecutionProvider"]
-            )
-        # any refusal means this opset is too new for the runtime
-        except Exception:  # noqa: BLE001
-            continue
-        return opset
-    return MIN_OPSET
 
 
 def _resolve_opset(opset) -> int:

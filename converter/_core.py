@@ -250,7 +250,7 @@ def _refuse_complex(node, var):
                              f"{var.type.dtype} tensors: {NO_COMPLEX}")
 
 
-def _validate_io(inputs, outputs) -> None:
+def _validate_io(inputs, outputs, live_shared: bool = False) -> None:
     from pytensor.compile.sharedvalue import SharedVariable
     from pytensor.graph.basic import Constant
 
@@ -262,7 +262,7 @@ def _validate_io(inputs, outputs) -> None:
                 f"input {var} is computed by {var.owner.op}; inputs must be root variables "
                 "(created with pytensor.tensor.tensor/vector/matrix/...), not expressions"
             )
-        if isinstance(var, Constant | SharedVariable):
+        if isinstance(var, Constant) or (isinstance(var, SharedVariable) and not live_shared):
             raise ConversionError(f"input {var} is a constant or shared variable, not a free input")
         if var in seen:
             raise ConversionError(f"input {var} is listed twice")
@@ -287,13 +287,21 @@ def _toposort(inputs, outputs):
     return io_toposort(list(inputs), list(outputs))
 
 
-def build_model(inputs, outputs, *, opset: int, graph_name: str = "pytensor") -> onnx.ModelProto:
-    """Convert the PyTensor graph from ``inputs`` to ``outputs`` into a checked ONNX model."""
+def build_model(inputs, outputs, *, opset: int, graph_name: str = "pytensor",
+                live_shared: bool = False, names: tuple[list, list] | None = None,
+                ) -> onnx.ModelProto:
+    """Convert the PyTensor graph from ``inputs`` to ``outputs`` into a checked ONNX model.
+
+    ``live_shared``: shared variables among ``inputs`` are model inputs like any other (a
+    compiled function's graph, whose state ``Function`` keeps), not refused; any other shared
+    variable still becomes an initializer. ``names``: the input and output names to use (None
+    where one is generated) instead of the variables' own.
+    """
     from pytensor.compile.sharedvalue import SharedVariable
 
     inputs, outputs = list(inputs), list(outputs)
-    _validate_io(inputs, outputs)
-    input_names, output_names = _args.io_names(inputs, outputs)
+    _validate_io(inputs, outputs, live_shared)
+    input_names, output_names = names if names is not None else _args.io_names(inputs, outputs)
     ctx = Context(opset)
     # the caller's names are taken first so that no generated name can push one aside
     for name in (*input_names, *output_names):

@@ -61,6 +61,11 @@ CLASSES: dict[str, tuple[str, ...]] = {
 }
 
 
+#: the tag of the rewrite that preallocates Scan's output buffers for C's in-place writes,
+#: which the JIT linkers leave out: 3.x's name, then 2.38's (an absent tag excludes nothing)
+SCAN_PREALLOC_REWRITES = ("scan_reduce_trace_prealloc", "scan_save_mem_prealloc")
+
+
 @functools.cache
 def lookup(name: str):
     """The class or function ``name`` of the installed PyTensor, or None where it has none."""

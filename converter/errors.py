@@ -10,8 +10,11 @@ class ConversionError(ValueError):
     """The graph handed to the converter cannot become an ONNX model as given."""
 
 
-class UnsupportedOpError(ConversionError):
-    """No conversion rule exists for an Op (or for the dtypes it was applied to)."""
+class UnsupportedOpError(ConversionError, NotImplementedError):
+    """No conversion rule exists for an Op (or for the dtypes it was applied to).
+
+    Also a ``NotImplementedError``, what PyTensor's own JAX and PyTorch linkers raise for an
+    Op they cannot translate, so code written for those modes catches it alike."""
 
     def __init__(self, op, input_types=(), detail: str = ""):
         self.op = op
@@ -23,6 +26,13 @@ class UnsupportedOpError(ConversionError):
             f"applied to ({types}){extra}. "
             "See converter.supported_ops() for the list of convertible Ops."
         )
+
+
+class NotRunnable(ConversionError, NotImplementedError):
+    """``mode="ONNX"`` cannot run a compiled function: its graph cannot be converted (an
+    input type ONNX has no form for, say) or the runtime refused to load the model. Raised
+    while ``pytensor.function`` compiles, never at call time, as a ``NotImplementedError``
+    like an Op without a rule (``UnsupportedOpError``)."""
 
 
 class RuntimeCheckDropped(UserWarning):

@@ -21,6 +21,10 @@ ONNX_PLAIN = ["onnxruntime", "onnxruntime-noopt", "onnx-reference"]
     (["pytensor-c"], Blame.PYTENSOR),
     (["pytensor-c-opt", "onnxruntime-rewritten"], Blame.PYTENSOR),
     (["onnxruntime-rewritten"], Blame.CONVERTER),
+    (["pytensor-onnx"], Blame.CONVERTER),
+    (["onnxruntime-rewritten", "pytensor-onnx"], Blame.CONVERTER),
+    (["pytensor-c-opt", "pytensor-onnx"], Blame.PYTENSOR),
+    (["onnxruntime", "onnxruntime-noopt", "pytensor-onnx"], Blame.ONNXRUNTIME),
     (RAN, Blame.PYTENSOR),
     (["pytensor-c", "onnx-reference"], Blame.UNKNOWN),
 ])

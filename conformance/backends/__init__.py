@@ -23,15 +23,35 @@ from conformance.backends.base import (
 from conformance.backends.c import CBackend
 from conformance.backends.numba import NumbaBackend
 from conformance.backends.onnx_reference import OnnxReferenceBackend
-from conformance.backends.onnxruntime import OnnxRuntimeBackend, RewrittenGraphBackend
+from conformance.backends.onnxruntime import (
+    OnnxModeBackend,
+    OnnxRuntimeBackend,
+    RewrittenGraphBackend,
+)
 from conformance.backends.python import REFERENCE, PyTensorBackend
 
 __all__ = [
-    "BACKENDS", "DEFAULT_BACKENDS", "NUMBA_DTYPE_ORDER", "OPTIONAL_BACKENDS", "REFERENCE",
-    "Backend", "CBackend",
-    "ConversionFailed", "Declined", "Graph", "HarnessFailed", "NumbaBackend",
-    "OnnxReferenceBackend", "OnnxRuntimeBackend", "PyTensorBackend", "RewrittenGraphBackend",
-    "Runner", "Semantics", "numba_dtypes", "without_numba_beyond",
+    "BACKENDS",
+    "DEFAULT_BACKENDS",
+    "NUMBA_DTYPE_ORDER",
+    "OPTIONAL_BACKENDS",
+    "REFERENCE",
+    "Backend",
+    "CBackend",
+    "ConversionFailed",
+    "Declined",
+    "Graph",
+    "HarnessFailed",
+    "NumbaBackend",
+    "OnnxModeBackend",
+    "OnnxReferenceBackend",
+    "OnnxRuntimeBackend",
+    "PyTensorBackend",
+    "RewrittenGraphBackend",
+    "Runner",
+    "Semantics",
+    "numba_dtypes",
+    "without_numba_beyond",
 ]
 
 #: Every backend by name; the first is the semantic reference all others are judged against.
@@ -48,15 +68,19 @@ BACKENDS: dict[str, Backend] = {
         OnnxRuntimeBackend("onnxruntime-noopt", optimize=False),
         OnnxReferenceBackend(),
         RewrittenGraphBackend("onnxruntime-rewritten"),
+        OnnxModeBackend("pytensor-onnx"),
     )
 }
 #: Backends that need a package the quick start does not install, and the package.
 OPTIONAL_BACKENDS: dict[str, str] = {b.name: "jax" for b in _jax.BACKENDS}
 #: What the default run judges: what users run (the NUMBA mode is PyTensor 3's default, the C
-#: mode 2.38's), within a newcomer's cold budget. The unrewritten Numba backend and ONNX
-#: Runtime without its optimizations join with ``--backends all`` and in the nightly run.
+#: mode 2.38's, the ONNX mode this project's), within a newcomer's cold budget. The unrewritten
+#: Numba backend and ONNX Runtime without its optimizations join with ``--backends all`` and in
+#: the nightly run. onnxruntime-rewritten stays beside pytensor-onnx: it converts the default
+#: mode's graph (fused Composites; BLAS ops on 2.38), what function_to_onnx exports from a
+#: user's function, which the ONNX mode's rewrites (no fusion, no BLAS) never build.
 DEFAULT_BACKENDS = ("pytensor-py", "pytensor-c", "pytensor-c-opt", "pytensor-numba-opt",
-                    "onnxruntime", "onnx-reference", "onnxruntime-rewritten")
+                    "onnxruntime", "onnx-reference", "onnxruntime-rewritten", "pytensor-onnx")
 
 
 def expand_backends(text: str, installed) -> list[str]:

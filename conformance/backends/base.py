@@ -106,6 +106,16 @@ class Graph:
                 )
         return self._functions[key]
 
+    def function_in(self, key: str, mode):
+        """The graph compiled by ``pytensor.function`` in ``mode`` (once per ``key``), as a
+        user compiles it: the mode's rewrites and linker, nothing else."""
+        if key not in self._functions:
+            import pytensor
+
+            self._functions[key] = pytensor.function(self.inputs, self.outputs, mode=mode,
+                                                     on_unused_input="ignore")
+        return self._functions[key]
+
     def rewritten(self, optimizer: str, linker: str = "cvm") -> tuple[list, list]:
         """The graph as ``Mode(linker, optimizer)`` rewrites it (the inputs and outputs of the
         compiled function's graph, as ``converter.function_graph`` reads them), taken before
@@ -293,6 +303,8 @@ class Backend:
     #: what the backend promises (see Semantics)
     semantics: Semantics = EXACT_SEMANTICS
     uses_onnx: bool = False
+    #: converts the graph PyTensor's rewrites made, not the graph as built (blame reads it)
+    converts_rewritten: bool = False
     #: judged on each cell's canonical layout (and records' examples) only
     canonical_only: bool = False
     #: ... and the layouts of the special-value grid (strategies.grid) besides

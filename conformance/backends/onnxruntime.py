@@ -1,14 +1,26 @@
-"""ONNX Runtime (CPU provider) on the converted model: all graph optimizations, none, and the
-model converted from PyTensor's rewritten graph (what ``converter.function_to_onnx`` gets).
+"""ONNX Runtime (CPU provider) on the converted model: all graph optimizations, none, the
+model converted from PyTensor's rewritten graph (what ``converter.function_to_onnx`` gets),
+and the ``ONNX`` mode end to end (``pytensor.function(..., mode="ONNX")``).
 
 A refusal to load or run a model is raised as an ``ort_status.OrtError``: ONNX Runtime's
 status, the stage, and for a run the spec rule the model breaks there (what blame reads)."""
 
 from __future__ import annotations
 
+import functools
+import warnings
+
 import numpy as np
 
-from conformance.backends.base import Backend, ConversionFailed, Graph, Runner, Semantics
+import converter
+from conformance.backends.base import (
+    Backend,
+    ConversionFailed,
+    Declined,
+    Graph,
+    Runner,
+    Semantics,
+)
 from conformance.backends.ort_status import Stage, typed
 
 #: Every optimization level alike: the Cast insertion and the removal of the pairs between
@@ -85,7 +97,7 @@ class RewrittenGraphBackend(OnnxRuntimeBackend):
     Judged on canonical layouts, as the C backends are: the rewrites and the conversion
     depend on the layout, not on the values, and every layout costs a rewrite pass."""
 
-    canonical_only = True
+    canonical_only = converts_rewritten = True
 
     def model(self, graph: Graph, opset: int):
         graph.onnx_model(opset)  # the plain conversion must work first
@@ -96,3 +108,41 @@ class RewrittenGraphBackend(OnnxRuntimeBackend):
         # a converter failure is a result
         except Exception as exc:
             raise ConversionFailed(exc) from exc
+
+
+class OnnxModeBackend(Backend):
+    """``pytensor.function(inputs, outputs, mode=converter.onnx_mode(threads=1))`` as a user
+    calls it: the mode's rewrites, the conversion of the whole function graph, the session,
+    and PyTensor's ``Function`` around them. Judged on canonical layouts, as the rewritten
+    backends are: every layout costs a rewrite pass. It runs this project's converter (the
+    mode's), so a run judging another converter leaves it out (Declined)."""
+
+    uses_onnx = canonical_only = converts_rewritten = True
+    semantics = SEMANTICS
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def prepare(self, graph: Graph, opset: int) -> Runner:
+        if getattr(graph.convert, "__wrapped__", graph.convert) is not converter.to_onnx:
+            raise Declined("the ONNX mode runs this project's converter; another converter "
+                           "is judged by the other ONNX backends")
+        graph.onnx_model(opset)  # the plain conversion must work first, as for the others
+        try:
+            fn = graph.function_in(f"onnx-mode-{opset}", _mode(opset))
+        # a refusal at compile time (NotImplementedError) or any other compile failure is
+        # the mode's result, as a converter's is
+        except Exception as exc:
+            raise ConversionFailed(exc) from exc
+
+        def run(values):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return [np.array(o, copy=True) for o in fn(*values)]
+
+        return run
+
+
+@functools.cache
+def _mode(opset: int):
+    return converter.onnx_mode(threads=1, opset=opset)

@@ -13,7 +13,9 @@ from conformance.registry import Blame
 PYTENSOR_SIDE = {name for name, b in BACKENDS.items()
                  if not b.uses_onnx and name != REFERENCE.name}
 ORT_PLAIN = {"onnxruntime", "onnxruntime-noopt"}
-REWRITTEN = "onnxruntime-rewritten"
+#: the ONNX Runtime backends that convert a graph PyTensor rewrote (function_to_onnx's path,
+#: the ONNX mode)
+REWRITTEN = {name for name, b in BACKENDS.items() if b.converts_rewritten}
 
 
 def classify(failed: Collection[str], ran: Collection[str], *,
@@ -31,7 +33,7 @@ def classify(failed: Collection[str], ran: Collection[str], *,
       model itself (:func:`ort_refused_model`): then the converter; a missing kernel
       (NOT_IMPLEMENTED, at load or run) stays onnxruntime's gap;
     - only the reference evaluator: onnx-reference;
-    - only the model converted from PyTensor's rewritten graph: the converter's rule for an
+    - only models converted from PyTensor's rewritten graphs: the converter's rule for an
       op that only rewrites produce (when pytensor-c-opt disagrees too, the rewrite).
     """
     failed, ran = set(failed), set(ran)
@@ -42,14 +44,14 @@ def classify(failed: Collection[str], ran: Collection[str], *,
     if len(ran) > 1 and failed >= ran and ran & PYTENSOR_SIDE:
         return Blame.PYTENSOR
     onnx_plain = (ORT_PLAIN | {"onnx-reference"}) & ran
-    rewrite_bug = bool(failed & PYTENSOR_SIDE) and failed <= PYTENSOR_SIDE | {REWRITTEN}
+    rewrite_bug = bool(failed & PYTENSOR_SIDE) and failed <= PYTENSOR_SIDE | REWRITTEN
     if failed <= PYTENSOR_SIDE or rewrite_bug:
         return Blame.PYTENSOR
     if onnx_plain and failed >= onnx_plain and not failed & PYTENSOR_SIDE:
         return Blame.CONVERTER
-    if failed == {REWRITTEN}:
+    if failed <= REWRITTEN:
         return Blame.CONVERTER
-    if failed <= ORT_PLAIN | {REWRITTEN}:
+    if failed <= ORT_PLAIN | REWRITTEN:
         if ort_refused_model(failed, ran, actual or {}):
             return Blame.CONVERTER
         plain = failed & ORT_PLAIN

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pytensor.scan.utils import until
 
 from conformance.jax_records import dtype_differs
-from conformance.registry import NUMBA_BACKENDS, ORT_BACKENDS, Blame, Case, Row
+from conformance.registry import NUMBA_BACKENDS, ORT_BACKENDS, REWRITTEN_ONNX, Blame, Case, Row
 from conformance.strategies import ANY, Domain, arrays, dtypes
 from converter import compat
 
@@ -319,7 +319,7 @@ ROWS = [
     .xfail(**JAX_ZERO_STEPS, example=_fixed([])),
     Row("scan_taps", recurrence, initial_taps, dtypes.FLOATS, grid=(SMALL,))
     .xfail(**reference_zero_steps(_fixed([1.0, 2.0], 0, params=(("taps", (-1, -2)),))))
-    .xfail(backends=("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten"),
+    .xfail(backends=("onnxruntime", "onnxruntime-noopt", *REWRITTEN_ONNX),
            dtypes=("float16",), blame=Blame.ONNXRUNTIME, cause="ort-float16-loop-zero-sign",
            reason="in a float16 Loop body ONNX Runtime gives 1*0 + 0.5*(-2**-24) = -0.0, "
                   "where rounding each op to float16 (the reference evaluator) gives 0.0",
@@ -367,6 +367,7 @@ ROWS = [
                   "should use static shape'); the converted model keeps the static (0, 2)",
            match=r"out\.shape=\(0, 2\), but pytensor-py gives \(0, 0\)",
            example=_fixed([]))
+    # not pytensor-onnx: the ONNX mode's rewrites keep the scan's whole trace (measured)
     .xfail(backends=("pytensor-c-opt", *NUMBA_BACKENDS, "onnxruntime-rewritten"),
            blame=Blame.PYTENSOR, versions="pytensor>=3", when=fewer_than_two_steps,
            reason="compiled scans (C after scan_save_mem, Numba even without rewrites) return "
@@ -386,7 +387,7 @@ ROWS = [
     Row("scan_grad_per_step", grad_of_per_step, small_rows_and_weights, FLOATS,
         grid=(WELL_CONDITIONED, WELL_CONDITIONED))
     .xfail(**reference_zero_steps(_fixed(np.zeros((0, 3)), np.ones((2, 3)))))
-    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
+    .xfail(backends=("pytensor-c-opt", *REWRITTEN_ONNX), blame=Blame.PYTENSOR,
            versions="pytensor<3", when=zero_steps,
            reason="PyTensor 2.38's default rewrites give the gradient of a zero-step scan a "
                   "backward scan of one step over an empty sequence: PyTensor raises, and "

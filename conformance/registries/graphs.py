@@ -8,7 +8,7 @@ from itertools import combinations
 import numpy as np
 
 from conformance.jax_records import DTYPE_DIFFERS
-from conformance.registry import JAX_BACKENDS, NOT_REFERENCE, Blame, Case, Row
+from conformance.registry import JAX_BACKENDS, NOT_REFERENCE, REWRITTEN_ONNX, Blame, Case, Row
 from conformance.strategies.graphs import CONTROL, Composer, walk
 from conformance.strategies.values import ANY
 from converter import compat
@@ -280,7 +280,7 @@ def log1mexp_twice_example(dtype: str, x: float | None = None) -> Case:
 
 
 LOG1MEXP_TWICE = {
-    "backends": ("pytensor-c-opt", "pytensor-numba-opt", "onnxruntime-rewritten"),
+    "backends": ("pytensor-c-opt", "pytensor-numba-opt", *REWRITTEN_ONNX),
     "blame": Blame.PYTENSOR, "when": log1mexp_twice_differs, "example": log1mexp_twice_example,
     "reason": "the rewrites take log1mexp(log1mexp(x)) to x for x <= 0, which differs where "
               "x is +0.0 (exactly -0.0) or exp(x) underflows (exactly -inf)",
@@ -293,7 +293,7 @@ ROWS = [
         # the graph's first input takes the grid (every graph has one); each node keeps its
         # operands inside the row's domain itself (nan and inf replaced, bounds clipped)
         grid=(ANY,))
-    .xfail(backends=("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten"),
+    .xfail(backends=("onnxruntime", "onnxruntime-noopt", *REWRITTEN_ONNX),
            dtypes=("float16",), blame=Blame.ONNXRUNTIME, cause="ort-float16-unrounded-cast",
            # PyTensor 2.38 builds xlogy0 without an inner graph, so the harness can widen the
            # example to float32 and accepts ONNX Runtime's value there
@@ -313,12 +313,12 @@ ROWS = [
                   "leaves undefined: g++ takes x * x to be >= 0 and drops a clip's lower bound",
            when=overflows_signed, example=square_overflow_example)
     # 2.38's rewrites leave the example's wrapped value alone (measured on both backends)
-    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), dtypes=("int32", "int64"),
+    .xfail(backends=("pytensor-c-opt", *REWRITTEN_ONNX), dtypes=("int32", "int64"),
            blame=Blame.PYTENSOR, versions="pytensor>=3",
            reason="the default rewrites take int32/int64 arithmetic not to overflow: -x * y "
                   "becomes -1.0 * x * y, which differs where -x wraps (x the minimum)",
            when=overflows_signed, example=negated_minimum_example)
-    .xfail(backends=("pytensor-c-opt", "pytensor-numba-opt", "onnxruntime-rewritten"),
+    .xfail(backends=("pytensor-c-opt", "pytensor-numba-opt", *REWRITTEN_ONNX),
            blame=Blame.PYTENSOR,
            reason="the default rewrites cancel like terms (x - x to 0, x == x to True, a "
                   "mean's n / n to 1), which holds for finite nonzero x: nan, inf, -0.0 differ",
@@ -330,7 +330,7 @@ ROWS = [
     .xfail(**{**LOG1MEXP_TWICE, "backends": ("pytensor-c-opt", "pytensor-numba-opt")},
            dtypes=("float16",),
            match=r"abs err inf|=0\.0 but pytensor-py=-0\.0 \(sign of zero differs\)")
-    .xfail(backends=("onnxruntime-rewritten",), dtypes=("float16", "float32", "float64"),
+    .xfail(backends=REWRITTEN_ONNX, dtypes=("float16", "float32", "float64"),
            blame=Blame.ONNXRUNTIME, cause="ort-where-negative-zero",
            reason="log1mexp(log1mexp(x)) is rewritten to a Where selecting x, and ONNX Runtime's "
                   "Where returns +0.0 where it selects a -0.0",
@@ -359,7 +359,7 @@ ROWS = [
 
 if _xlog1py is not None:
     ROWS[0] = ROWS[0].xfail(
-        backends=("pytensor-numba-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
+        backends=("pytensor-numba-opt", *REWRITTEN_ONNX), blame=Blame.PYTENSOR,
         versions="pytensor<3.3",
         reason="the rewrites fold xlog1py(x, True) through its Composite's Python code, where "
                "numpy's log1p of a bool is float16: log(2) becomes 0.693359375",

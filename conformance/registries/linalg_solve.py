@@ -30,6 +30,7 @@ from conformance.registry import (
     JAX_BACKENDS,
     NUMBA_BACKENDS,
     ONNX_BACKENDS,
+    REWRITTEN_ONNX,
     Blame,
     Row,
     fixed_in,
@@ -150,7 +151,7 @@ NOT_PD_VECTOR_RHS = fixed([[1.0, 0.0], [0.0, -1.0]], [1.0, 1.0], params=[("lower
 
 # the default rewrites (on JAX too, where a float16 system does not show it)
 PSD_SOLVE_LOWER = {
-    "backends": ("pytensor-c-opt", "pytensor-numba-opt", "onnxruntime-rewritten"),
+    "backends": ("pytensor-c-opt", "pytensor-numba-opt", *REWRITTEN_ONNX),
     "blame": Blame.PYTENSOR, "versions": "pytensor>=3", "cause": "psd-solve-cholesky-lower",
     "reason": "the default rewrites solve assume_a='pos', lower=False through a Cholesky of a's "
               "lower triangle, not the upper one asked for",

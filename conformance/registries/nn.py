@@ -19,6 +19,7 @@ from conformance.registry import (
     NOT_REFERENCE,
     NUMBA_BACKENDS,
     ORT_BACKENDS,
+    REWRITTEN_ONNX,
     Blame,
     Case,
     Composes,
@@ -368,7 +369,7 @@ ROWS = [
     .xfail(**{**C_ZERO_D_OPT, "example": fixed(1.0, 1.0, params=[("axis", None)])})
     .xfail(**fixed_in(NUMBA_GRAD_ZERO_D_NONFINITE, "3.3"))
     .xfail(**{**NUMBA_0D_238, "example": fixed(1.0, 1.0, params=[("axis", None)])})
-    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
+    .xfail(backends=("pytensor-c-opt", *REWRITTEN_ONNX), blame=Blame.PYTENSOR,
            reason="0-d softmax gradient: the default rewrites fold it to +0.0, where "
                   "dy * sm - sm * sum(dy * sm) keeps dy's -0.0 (and gives nan for inf)",
            match=r"=0\.0 but pytensor-py=(-0\.0 \(sign of zero|nan)", versions="pytensor>=3",

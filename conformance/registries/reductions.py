@@ -21,6 +21,7 @@ from conformance.registry import (
     NOT_REFERENCE,
     NUMBA_BACKENDS,
     ORT_BACKENDS,
+    REWRITTEN_ONNX,
     Blame,
     Case,
     Composes,
@@ -150,7 +151,7 @@ def holds_dtype_min(case) -> bool:
 # pt.min of a signed integer is built as -max(-x): at the dtype's minimum -x wraps back to
 # itself, so min([0, -128]) is 0; the default rewrites turn the graph into a Min.
 MIN_NEGATED_MAX = {
-    "backends": ("pytensor-c-opt", "pytensor-numba-opt", "onnxruntime-rewritten"),
+    "backends": ("pytensor-c-opt", "pytensor-numba-opt", *REWRITTEN_ONNX),
     "dtypes": ("int8", "int16", "int32", "int64"),
     "blame": Blame.PYTENSOR, "cause": "min-as-negated-max",
     "reason": "pt.min of signed integers is -max(-x), which wraps at the dtype's minimum "
@@ -407,7 +408,7 @@ ROWS = [
     .xfail(backends=ORT_BACKENDS, dtypes=("int32",), blame=Blame.ONNXRUNTIME,
            reason="ReduceSum on int32 saturates at 2**31-1 instead of wrapping",
            match="exact match required", example=fixed([2**31 - 1] * 2, params=AXIS_NONE))
-    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), dtypes=NARROW_INTS,
+    .xfail(backends=("pytensor-c-opt", *REWRITTEN_ONNX), dtypes=NARROW_INTS,
            blame=Blame.PYTENSOR,
            reason="the default rewrites drop a narrow acc_dtype and sum in the 64-bit output "
                   "dtype: the graph's wrapped sum comes out exact",

@@ -19,6 +19,7 @@ from conformance.registry import (
     NUMBA_BACKENDS,
     ONNX_BACKENDS,
     ORT_BACKENDS,
+    REWRITTEN_ONNX,
     Blame,
     Composes,
     Row,
@@ -186,7 +187,7 @@ ROWS = [
            reason="ONNX Runtime's Unique mishandles nan (it drops other values); numpy.unique "
                   "keeps them and one nan, sorted last",
            example=example([np.nan, 1, np.nan], params=[("flags", (True,) * 3), ("axis", None)]))
-    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), dtypes=("bool",),
+    .xfail(backends=("pytensor-c-opt", *REWRITTEN_ONNX), dtypes=("bool",),
            blame=Blame.PYTENSOR, match="raised AssertionError: \\(Unique", versions="pytensor<3.3",
            reason="a default rewrite of a bool Unique with its extra outputs fails an assertion "
                   "on the float64 it makes",

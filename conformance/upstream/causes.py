@@ -181,6 +181,11 @@ CAUSES = {
     "numba-matmul-batched":
         "the NUMBA mode's rewrites reshape a matmul's empty broadcast batch with -1, which "
         "Numba refuses (total size of new array must be unchanged)",
+    "matmul-empty-batch-dot":
+        "PyTensor's fast_run rewrites make a matmul of a length-1 batch against an empty batch "
+        "a Dot of the squeezed operand, reshaped to the broadcast batch after: the sizes do "
+        "not match (numpy: cannot reshape array of size 0), so the rewritten graph raises "
+        "where the graph as built returns an empty result",
     "numba-det-narrow-int":
         "the Numba backend's Det of a bool or 8/16-bit integer matrix returns float32 where "
         "PyTensor declares float64",
