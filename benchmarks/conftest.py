@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from benchmarks.ratios import model_summary, per_node, ratios, speed_rows
+from benchmarks.ratios import model_summary, per_node, ratios, rewrite_nodes, speed_rows
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -59,5 +59,7 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(line)
     if per_node(records):
         terminalreporter.write_line(f"converter us per node by graph size: {per_node(records)}")
+    if rewrite_nodes(records):
+        terminalreporter.write_line(f"ONNX mode nodes by rewrite choice: {rewrite_nodes(records)}")
     if speed_rows(records):
         terminalreporter.write_line(f"speed medians: {config.rootpath / 'reports' / 'speed.json'}")

@@ -20,6 +20,8 @@ class Compare:
     denominator: object
     target: float | None = None
     label: str = ""
+    #: only the measurements of this context ("case=tiny"), where a target holds for one
+    context: str | None = None
 
 
 COMPARISONS = (
@@ -39,6 +41,17 @@ COMPARISONS = (
             "onnxruntime by hand / pytensor default mode"),
     Compare("model", "backend", "onnxruntime", "onnxruntime-by-hand", None,
             "onnxruntime / by hand"),
+    # the ONNX mode's call (PyTensor's Function around the session) against the bare session
+    Compare("onnx-mode", "how", "mode", "bare", 1.2, "ONNX mode / bare session", "case=tiny"),
+    Compare("onnx-mode", "how", "mode", "bare", 1.1, "ONNX mode / bare session", "case=large"),
+    Compare("onnx-mode", "how", "mode", "bare", None, "ONNX mode / bare session", "case=pymc"),
+    Compare("onnx-mode", "how", "mode", "cvm", None, "ONNX mode / C VM mode"),
+    Compare("onnx-mode", "how", "mode", "numba", None, "ONNX mode / NUMBA mode"),
+    Compare("nuts", "how", "ONNX", "default", None, "NUTS run, ONNX mode / default mode"),
+    Compare("onnx-rewrites", "rewrites", "fusion", "chosen", None,
+            "ONNX mode with fusion / as chosen"),
+    Compare("onnx-rewrites", "rewrites", "blas", "chosen", None,
+            "ONNX mode with BLAS forms / as chosen"),
 )
 #: the targets set for the models' ratios: (geometric mean, worst model), per data size
 MODEL_TARGETS = {40: (1.5, 4.0), 100_000: (1.0, None)}
@@ -66,7 +79,8 @@ class Ratio:
 
 
 def _context(info: dict, key: str) -> tuple:
-    return tuple(sorted((k, v) for k, v in info.items() if k not in (key, "kind")))
+    # a model's node count describes a measurement, it does not tell two apart
+    return tuple(sorted((k, v) for k, v in info.items() if k not in (key, "kind", "nodes")))
 
 
 def ratios(records: list[dict]) -> list[Ratio]:
@@ -80,11 +94,13 @@ def ratios(records: list[dict]) -> list[Ratio]:
                                                                      cmp.denominator):
                 sides.setdefault(_context(info, cmp.key), {})[info[cmp.key]] = rec
         for context, pair in sides.items():
+            where = ", ".join(f"{k}={v}" for k, v in context)
+            if cmp.context is not None and where != cmp.context:
+                continue
             if cmp.numerator in pair and cmp.denominator in pair:
                 num, den = pair[cmp.numerator], pair[cmp.denominator]
-                found.append(Ratio(cmp.label, ", ".join(f"{k}={v}" for k, v in context),
-                                   num["median"] / den["median"], num["min"] / den["min"],
-                                   cmp.target))
+                found.append(Ratio(cmp.label, where, num["median"] / den["median"],
+                                   num["min"] / den["min"], cmp.target))
     return found
 
 
@@ -148,3 +164,10 @@ def model_summary(records: list[dict]) -> list[str]:
         lines.append(f"ONNX nodes per PyTensor node: worst {per_node[name]:.2f} ({name}; "
                      f"target <= {MAX_NODES_PER_NODE:g}: {verdict})")
     return lines
+
+
+def rewrite_nodes(records: list[dict]) -> str:
+    """The ONNX mode's model size under each measured rewrite choice, by case."""
+    found = sorted((r["info"]["case"], r["info"]["rewrites"], r["info"]["nodes"])
+                   for r in records if r["info"].get("kind") == "onnx-rewrites")
+    return "; ".join(f"{case} {rewrites}: {nodes}" for case, rewrites, nodes in found)

@@ -296,7 +296,8 @@ def _upstream(args) -> int:
     for cause in causes:
         shown = sum(r.shown for r in cause.repros)
         print(f"{cause.slug}: {len(cause.records)} records, {len(cause.cells)} cells, "
-              f"{shown}/{len(cause.repros)} cases show the bug")
+              f"{shown}/{len(cause.repros)} cases show the bug"
+              + (f"; already reported upstream: {cause.reported}" if cause.reported else ""))
     print(f"{summary['causes']} root causes covering {summary['records']} records "
           f"({summary['cells']} cells) written to {args.output}")
     status = 0

@@ -102,6 +102,8 @@ EXACT = Tol()
 MAX_JUDGED_ELEMENTS = 256
 #: What ``Known.cause`` may be: words of lowercase letters and digits joined by '-'.
 CAUSE_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+#: What ``Known.reported`` may be: a GitHub issue as owner/repo#number.
+REPORTED_FORM = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+#[1-9][0-9]*")
 
 
 def _operand_classes(v: np.ndarray) -> set[str]:
@@ -198,6 +200,9 @@ class Known:
     instance of: records that share it are one root cause for ``conformance upstream``,
     whatever their wording (conformance.upstream.issues describes each cause once).
 
+    ``reported`` (``"owner/repo#number"``) names the upstream issue that already tracks the
+    bug: ``conformance upstream`` links it instead of drafting a duplicate.
+
     ``cpu`` (a line saying on which CPUs it shows, e.g. ``"ONNX Runtime's AVX2 kernels"``)
     marks a bug of some instruction sets only: where the example does not show, the run
     warns "does not show on this CPU" instead of failing.
@@ -219,6 +224,7 @@ class Known:
     #: agree with the reference where ``when`` holds, which is as wrong, so their cell is an
     #: expected failure too; strictly (one that stops agreeing there fails the run)
     shared_by: tuple[str, ...] = ()
+    reported: str | None = None
 
     @property
     def package(self) -> str | None:
@@ -268,6 +274,10 @@ class Known:
             )
         if self.versions is not None:
             releases.parse_requirement(self.versions)
+        if self.reported is not None and not REPORTED_FORM.fullmatch(self.reported):
+            raise ValueError(f"Known({self.reason!r}): reported={self.reported!r} must name an "
+                             "upstream issue as owner/repo#number, e.g. "
+                             "'microsoft/onnxruntime#10514'")
         if self.cause is not None and not CAUSE_SLUG.fullmatch(self.cause):
             raise ValueError(f"Known({self.reason!r}): cause={self.cause!r} must be a slug: "
                              "lowercase letters and digits in words joined by '-'")
@@ -405,7 +415,7 @@ class Row:
         dtypes: Sequence[str] | None = None, example: Callable[[str], Case] | None = None,
         match: str | None = None, when: Callable[[Case], bool] | None = None,
         versions: str | None = None, cause: str | None = None, cpu: str | None = None,
-        shared_by: Sequence[str] = (),
+        shared_by: Sequence[str] = (), reported: str | None = None,
     ) -> Row:
         """A copy of the row with one more strict expected failure (chainable)."""
         if isinstance(backends, str):
@@ -414,7 +424,7 @@ class Row:
         if bad:
             raise ValueError(f"Row {self.name!r}: xfail dtypes {bad} are not among {self.dtypes}")
         known = Known(tuple(backends), reason, blame, tuple(dtypes) if dtypes else None,
-                      example, match, when, versions, cause, cpu, tuple(shared_by))
+                      example, match, when, versions, cause, cpu, tuple(shared_by), reported)
         return dataclasses.replace(self, known=(*self.known, known))
 
     def xfail_apart(self, record: Mapping, *, backends: Sequence[str], before: str | None,

@@ -18,13 +18,14 @@ from converter import _args
 from converter import ops as _ops  # noqa: F401  (registers every rule)
 from converter._core import MIN_OPSET, build_model, check, convert_op
 from converter._opset import default_opset
-from converter.errors import ConversionError, NotRunnable, UnsupportedOpError
+from converter.errors import ConversionError, ModelNotLoaded, NotRunnable, UnsupportedOpError
 from converter.link.mode import onnx_mode  # registers the ONNX linker and modes
 from converter.ops import registered_modules, supported_ops
 
 __all__ = [
     "MIN_OPSET",
     "ConversionError",
+    "ModelNotLoaded",
     "NotRunnable",
     "UnsupportedOpError",
     "check",

@@ -35,6 +35,11 @@ class NotRunnable(ConversionError, NotImplementedError):
     like an Op without a rule (``UnsupportedOpError``)."""
 
 
+class ModelNotLoaded(NotRunnable):
+    """The runtime (ONNX Runtime, the reference evaluator) refused to load the converted
+    model; its own error is the ``__cause__``."""
+
+
 class RuntimeCheckDropped(UserWarning):
     """An op that checks its input at run time (``Assert``, ``CheckAndRaise``,
     ``specify_shape``) became an Identity: ONNX cannot raise, so the model does not check."""

@@ -108,7 +108,8 @@ def test_borrow_trust_input_copy_and_givens():
             seen.append(w.get_value().copy())
         trajectories.append(seen)
     agree(trajectories[1], trajectories[0], "copies' outputs and w after each call")
-    given = pytensor.function([s], x.sum() * s, givens={x: pt.arange(4.0, dtype="float64")}, mode="ONNX")
+    given = pytensor.function([s], x.sum() * s, givens={x: pt.arange(4.0, dtype="float64")},
+                              mode="ONNX")
     agree(12.0, given(2.0), "givens")
 
 
@@ -187,7 +188,7 @@ def test_refusals_come_at_compile_time():
         pytensor.function([], pt.random.normal(0, 1, size=3, rng=rng), mode="ONNX")
     with pytest.raises(NotImplementedError, match=r"cannot convert .*Op class.* applied to"):
         pytensor.function([x], pt.linalg.svd(pt.outer(x, x))[0], mode="ONNX")
-    with pytest.raises(NotImplementedError, match="no provider 'NoSuchEP'; .*CPUExecution"):
+    with pytest.raises(NotImplementedError, match=r"no provider 'NoSuchEP'; .*CPUExecution"):
         pytensor.function([x], pt.exp(x), mode=converter.onnx_mode(providers=("NoSuchEP",)))
     fn = pytensor.function([x], pt.exp(x), mode="ONNX")
     with pytest.raises(TypeError):  # PyTensor's own input check, as in every mode
@@ -209,5 +210,5 @@ def test_a_model_the_runtime_cannot_load_is_refused_at_compile_time(monkeypatch)
 
     monkeypatch.setattr(converter.link.linker, "build_model", unloadable)
     x = pt.vector("x")
-    with pytest.raises(NotImplementedError, match="ONNX Runtime could not load.*NoSuchOperator"):
+    with pytest.raises(NotImplementedError, match=r"ONNX Runtime could not load.*NoSuchOperator"):
         pytensor.function([x], pt.exp(x), mode="ONNX")

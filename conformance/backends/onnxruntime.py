@@ -130,15 +130,25 @@ class OnnxModeBackend(Backend):
         graph.onnx_model(opset)  # the plain conversion must work first, as for the others
         try:
             fn = graph.function_in(f"onnx-mode-{opset}", _mode(opset))
-        # a refusal at compile time (NotImplementedError) or any other compile failure is
-        # the mode's result, as a converter's is
-        except Exception as exc:
+        # ONNX Runtime refusing the model is its outcome (as for the other sessions), never a
+        # refusal to convert; the linker's refusals and failures are conversion results; an
+        # error of PyTensor's rewrites before it is raised as it is, the backend's outcome
+        except converter.ModelNotLoaded as exc:
+            raise typed(exc.__cause__ or exc, Stage.LOAD) from None
+        except converter.ConversionError as exc:
             raise ConversionFailed(exc) from exc
 
+        model = getattr(fn.vm.jit_fn, "model", None)  # None: a function without outputs
+
         def run(values):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                return [np.array(o, copy=True) for o in fn(*values)]
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    return [np.array(o, copy=True) for o in fn(*values)]
+            except Exception as exc:
+                if (error := typed(exc, Stage.RUN, model, values)) is exc:
+                    raise
+                raise error from exc
 
         return run
 

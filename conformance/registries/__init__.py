@@ -16,7 +16,7 @@ from conformance.strategies.graphs import Composer
 
 CATEGORIES = (
     "elemwise", "elemwise_math", "reductions", "nn", "shape", "creation", "indexing", "blas",
-    "linalg", "linalg_solve", "misc", "sets", "graphs", "special", "control",
+    "linalg", "linalg_solve", "misc", "sets", "graphs", "special", "control", "bitwise",
 )
 
 

@@ -387,7 +387,8 @@ ROWS = [
     Row("scan_grad_per_step", grad_of_per_step, small_rows_and_weights, FLOATS,
         grid=(WELL_CONDITIONED, WELL_CONDITIONED))
     .xfail(**reference_zero_steps(_fixed(np.zeros((0, 3)), np.ones((2, 3)))))
-    .xfail(backends=("pytensor-c-opt", *REWRITTEN_ONNX), blame=Blame.PYTENSOR,
+    # not pytensor-onnx: its rewrites leave the backward scan as it is (measured on 2.38)
+    .xfail(backends=("pytensor-c-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
            versions="pytensor<3", when=zero_steps,
            reason="PyTensor 2.38's default rewrites give the gradient of a zero-step scan a "
                   "backward scan of one step over an empty sequence: PyTensor raises, and "

@@ -358,8 +358,10 @@ ROWS = [
 ]
 
 if _xlog1py is not None:
+    # not pytensor-onnx: the ONNX mode leaves the xlog1py Composite unfolded (measured on
+    # 3.0.7 and 2.38)
     ROWS[0] = ROWS[0].xfail(
-        backends=("pytensor-numba-opt", *REWRITTEN_ONNX), blame=Blame.PYTENSOR,
+        backends=("pytensor-numba-opt", "onnxruntime-rewritten"), blame=Blame.PYTENSOR,
         versions="pytensor<3.3",
         reason="the rewrites fold xlog1py(x, True) through its Composite's Python code, where "
                "numpy's log1p of a bool is float16: log(2) becomes 0.693359375",

@@ -93,8 +93,10 @@ def grid_cases(factory, dtype: str, *, base: Case | None = None,
 def filled(base: Case, domains: tuple) -> list[Case]:
     """``base`` with each operand that has a domain holding its dtype's grid values in turn
     (``domains`` covers the leading operands: those after it, indices or shapes, stay),
-    as many cases as its shape needs to hold them all; the other operands, the shapes and the
-    params stay, so the cases share the base's compiled graph."""
+    as many cases as its shape needs to hold them all, and each again rotated by one element
+    where the operand has several, so that no value is seen only first (ONNX Runtime's
+    ReduceMax keeps a nan only there); the other operands, the shapes and the params stay,
+    so the cases share the base's compiled graph."""
     if len(domains) > len(base.values):
         raise ValueError(f"grid: {len(domains)} domains for a case of {len(base.values)} "
                          "operands; give one Domain or None per leading operand")
@@ -108,9 +110,10 @@ def filled(base: Case, domains: tuple) -> list[Case]:
         for start in range(0, len(specials), value.size):
             chunk = np.resize(np.array(specials[start:start + value.size], value.dtype),
                               value.size)  # the last chunk repeats its values to fill
-            values = list(base.values)
-            values[i] = chunk.reshape(value.shape)
-            cases.append(Case(tuple(values), base.static, base.params))
+            for placed in ((chunk, np.roll(chunk, 1)) if value.size > 1 else (chunk,)):
+                values = list(base.values)
+                values[i] = placed.reshape(value.shape)
+                cases.append(Case(tuple(values), base.static, base.params))
     return cases
 
 

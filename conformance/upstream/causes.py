@@ -71,8 +71,8 @@ CAUSES = {
         "the scalar Add's Python impl is sum(inputs), which starts from the int 0, so "
         "-0.0 + -0.0 gives +0.0 wherever the Python linker runs scalar ops (Composite)",
     "reduce-max-min-nan":
-        "ReduceMax and ReduceMin drop nan next to an infinity (ONNX: 'similar to numpy', "
-        "which propagates nan)",
+        "ReduceMax and ReduceMin keep a nan only where it is the reduction's first element: "
+        "ReduceMax([1, 2, nan, 4, 5]) is 5 (ONNX: 'similar to numpy', which propagates nan)",
     "reducesum-int64-low-bits":
         "ReduceSum on int64 loses low bits of values beyond 2**53, as if it added in "
         "double (uint64 sums and the reductions einsum inlines run on it too)",

@@ -191,6 +191,11 @@ class RootCause:
         return sorted({f"{c.row.name}:{c.index}" for c in self.cells})
 
     @property
+    def reported(self) -> str | None:
+        """The upstream issue (owner/repo#number) a record says already tracks the bug."""
+        return next((c.known.reported for c in self.cells if c.known.reported), None)
+
+    @property
     def versions(self) -> str | None:
         """Where the records hold: None (every release) if one of them has no bound."""
         found = {c.known.versions for c in self.cells}

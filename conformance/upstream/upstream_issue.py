@@ -218,7 +218,19 @@ def _expected_from(rights: list[str]) -> str:
             f"and from {agree} where the Python linker is; each case below names its source.")
 
 
+def reported_url(reported: str) -> str:
+    """The address of an upstream issue named owner/repo#number."""
+    repo, number = reported.split("#")
+    return f"https://github.com/{repo}/issues/{number}"
+
+
 def issue_text(cause) -> str:
+    if cause.reported:  # tracked upstream already: a pointer, not a second issue to file
+        return "\n".join([
+            f"# {cause.title}", "",
+            f"Already reported upstream: [{cause.reported}]({reported_url(cause.reported)}). "
+            "Do not file it again; `repro.py` beside this file shows it on the installed "
+            f"releases ({', '.join(installed())}) and may be added there.", ""])
     package = _package_of(cause) if cause.repros else cause.package
     lines = [f"# {cause.title}", "",
              f"Package at fault: **{cause.package}** (blame: `{cause.blame}`). "
@@ -296,6 +308,7 @@ def index_entry(cause) -> dict:
             "shown": sum(r.shown for r in cause.repros), "cases": len(cause.repros),
             "masked": sum(bool(r.masked) for r in cause.repros),
             "problems": cause.problems, "refused": cause.refused,
+            "reported": cause.reported,
             "issue": f"{cause.slug}/issue.md", "script": f"{cause.slug}/repro.py"}
 
 
@@ -304,6 +317,8 @@ def write_index(causes, out) -> None:
     (out / "index.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
     lines = ["# Upstream root causes", ""] + [
         f"- [{c.title}]({c.slug}/issue.md) ({len(c.records)} records, {len(c.cells)} cells)"
+        + (f", already reported: [{c.reported}]({reported_url(c.reported)})"
+           if c.reported else "")
         for c in causes]
     (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 

@@ -20,16 +20,12 @@ from converter._opset import default_opset
 from converter.errors import ConversionError
 from converter.link.linker import EVALUATORS, OPTIMIZATION_LEVELS, ONNXLinker, SessionOptions
 
-#: what the mode's query adds to the linker's ``incompatible_rewrites``, each with why
-#: (docs/converter.md#the-onnx-mode measures the contested ones)
-EXCLUDED = {
-    # ONNX Runtime fuses elementwise chains itself; a Composite converts to the same nodes
-    # as the unfused graph plus the casts that its scalar graph's upcasts need
-    "fusion": "ONNX Runtime fuses elementwise nodes itself",
-}
-#: the query: canonicalization, stabilization and specialization (``fast_run``) kept, since
-#: they make a model smaller or more accurate (log1p, softplus, log-sum-exp forms)
-QUERY = RewriteDatabaseQuery(include=["fast_run"], exclude=list(EXCLUDED))
+#: the query: canonicalization, stabilization and specialization (``fast_run``), which make
+#: a model smaller or more accurate (log1p, softplus, log-sum-exp forms), and PyTensor's
+#: fusion into Composites, which converts to no more nodes than the unfused graph (two fewer
+#: on a PyMC logp+dlogp) at the same speed; the linker's ``incompatible_rewrites`` leave out
+#: what serves C or Numba only (docs/converter.md#the-onnx-mode measures both choices)
+QUERY = RewriteDatabaseQuery(include=["fast_run"])
 
 
 def onnx_mode(*, providers=("CPUExecutionProvider",), threads: int | None = None,

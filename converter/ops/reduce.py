@@ -26,9 +26,10 @@ REDUCERS = {
     ps.Maximum: "ReduceMax",
     ps.ScalarMinimum: "ReduceMin",
     ps.Minimum: "ReduceMin",
-    ps.AND: "ReduceMin",
-    ps.OR: "ReduceMax",
 }
+#: bitwise reductions, which ONNX lacks: done bit by bit on integers and XOR on bools (see
+#: ``_bitwise_reduce``); AND and OR of bools (pt.all, pt.any) are Min and Max of 0/1
+BITWISE = {ps.AND: "ReduceMin", ps.OR: "ReduceMax", ps.XOR: "ReduceSum"}
 
 # ONNX's Reduce* type lists skip 8/16-bit integers (ReduceSum/Prod) or 16-bit ones
 # (ReduceMax/Min): int32 keeps their order and, cast back, the low bits of a sum or product.
@@ -116,6 +117,14 @@ def _careduce(op, ctx: Context, node):
     out_dtype = node.outputs[0].type.dtype
     work = getattr(op, "acc_dtype", None) or out_dtype
     axes = reduced_axes(op, var.type.ndim)
+    bitwise = next((BITWISE[c] for c in type(op.scalar_op).__mro__ if c in BITWISE), None)
+    if bitwise is not None and var.type.dtype == "bool" and bitwise != "ReduceSum":
+        # in bools whatever acc_dtype says: in a wider accumulator an empty Max would be that
+        # dtype's minimum, not OR's identity 0
+        return [reduce_in(ctx, bitwise, ctx.name_of(var), "bool", "bool", out_dtype, axes)]
+    if bitwise is not None:
+        return [_bitwise_reduce(ctx, bitwise, ctx.name_of(var), var.type.dtype, axes,
+                                out_dtype)]
     if isinstance(op.scalar_op, ps.Composite):
         onnx_op, x, in_dtype = _fused_elements(op, ctx, node)
     else:
@@ -123,6 +132,34 @@ def _careduce(op, ctx: Context, node):
     if onnx_op is None:
         raise UnsupportedOpError(op, [var.type], "no ONNX reduction for this scalar op")
     return [reduce_in(ctx, onnx_op, x, in_dtype, work, out_dtype, axes)]
+
+
+def _bitwise_reduce(ctx: Context, onnx_op: str, x: str, dtype, axes: list[int],
+                    out_dtype) -> str:
+    """AND, OR or XOR over ``axes``, which ONNX has only elementwise: each element's bits on a
+    new last axis (``x & 2**k != 0``), reduced as bools (AND: all set, so Min; OR: any, Max;
+    XOR: an odd count, Sum & 1) and put back together as one int64 MatMul with the bits'
+    weights (2**63 is -2**63 there, the same bits), cast to the dtype with wrapping."""
+    if not axes:  # over no axis every reduction is its operand
+        return ctx.cast(x, dtype, out_dtype)
+    width = 1 if np.dtype(dtype) == np.bool_ else np.dtype(dtype).itemsize * 8
+    bits = ctx.add("Unsqueeze", [x, ctx.constant(np.asarray([-1], dtype=np.int64))])
+    if width > 1:
+        masks = (np.uint64(1) << np.arange(width, dtype=np.uint64)).astype(dtype)
+        masked = ctx.add("BitwiseAnd", [bits, ctx.constant(masks)])
+        bits = ctx.add("Not", [ctx.add("Equal", [masked, ctx.constant(np.zeros((), dtype))])])
+    if onnx_op == "ReduceSum":
+        count = reduce_axes(ctx, "ReduceSum", ctx.cast(bits, "bool", "int32"), "int32", axes)
+        held = ctx.add("BitwiseAnd", [count, ctx.constant(np.ones((), np.int32))])
+        held_dtype = "int32"
+    else:  # an empty Min is uint8's largest value: read back as a bool, it is all bits set
+        held = reduce_axes(ctx, onnx_op, ctx.cast(bits, "bool", "uint8"), "uint8", axes)
+        held, held_dtype = ctx.cast(held, "uint8", "bool"), "bool"
+    weights = (np.uint64(1) << np.arange(width, dtype=np.uint64)).astype(np.int64)
+    value = ctx.add("MatMul", [ctx.cast(held, held_dtype, "int64"), ctx.constant(weights)])
+    if np.dtype(out_dtype) == np.bool_:
+        return ctx.cast(value, "int64", "bool")
+    return ctx.cast(value, "int64", out_dtype)
 
 
 def _fused_elements(op, ctx: Context, node):
