@@ -19,7 +19,9 @@ import converter
 from benchmarks import pymc_models
 
 MODE = converter.onnx_mode(threads=1)
-HOWS = ("mode", "bare", "numba", "cvm")
+#: the mode's call; the bare public session call of its model; the call the mode makes of
+#: that session (what is left is PyTensor's Function); the NUMBA and C VM modes
+HOWS = ("mode", "bare", "session", "numba", "cvm")
 MODES = {"mode": MODE, "numba": "NUMBA", "cvm": Mode(linker="cvm", optimizer="fast_run")}
 
 
@@ -37,7 +39,7 @@ def pymc_logp_dlogp(size: int):
 @functools.lru_cache(maxsize=8)
 def compiled(case: str, how: str):
     """The case's function in mode ``how`` (the mode's own for ``bare``) and its inputs."""
-    mode = MODES["mode" if how == "bare" else how]
+    mode = MODES["mode" if how in ("bare", "session") else how]
     if case == "pymc":
         model, point = pymc_logp_dlogp(40)
         fn = model.compile_fn([model.logp(), model.dlogp()], inputs=model.value_vars,
@@ -59,6 +61,8 @@ def test_mode_call(benchmark, case, how):
         session = fn.vm.jit_fn.session  # the session the mode built for this function
         feeds = dict(zip([i.name for i in session.get_inputs()], values, strict=True))
         run = functools.partial(session.run, None, feeds)
+    elif how == "session":
+        run = functools.partial(fn.vm.jit_fn, *values)
     else:
         run = functools.partial(fn, *values)
     want = compiled(case, "cvm")[0](*values)
@@ -98,11 +102,13 @@ class _LinkerWithBlas(converter.link.linker.ONNXLinker):
                                   if r != "BlasOpt")
 
 
-#: the contested rewrite choices: the mode's own, with PyTensor's fusion, with its BLAS forms
+#: the contested rewrite choices: the mode's own (fusion kept), without PyTensor's fusion,
+#: with its BLAS forms
 REWRITE_CHOICES = {
     "chosen": lambda: MODE,
-    "fusion": lambda: Mode(linker=converter.link.linker.ONNXLinker(MODE.linker.options),
-                           optimizer=RewriteDatabaseQuery(include=["fast_run"])),
+    "no-fusion": lambda: Mode(linker=converter.link.linker.ONNXLinker(MODE.linker.options),
+                              optimizer=RewriteDatabaseQuery(include=["fast_run"],
+                                                             exclude=["fusion"])),
     "blas": lambda: Mode(linker=_LinkerWithBlas(MODE.linker.options), optimizer=mode_query()),
 }
 

@@ -127,7 +127,8 @@ class OnnxModeBackend(Backend):
         if getattr(graph.convert, "__wrapped__", graph.convert) is not converter.to_onnx:
             raise Declined("the ONNX mode runs this project's converter; another converter "
                            "is judged by the other ONNX backends")
-        graph.onnx_model(opset)  # the plain conversion must work first, as for the others
+        # no plain conversion first: the mode converts its own rewritten graph, and a refusal
+        # of the graph as built must not hide what the mode computes
         try:
             fn = graph.function_in(f"onnx-mode-{opset}", _mode(opset))
         # ONNX Runtime refusing the model is its outcome (as for the other sessions), never a
