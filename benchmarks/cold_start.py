@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ROWS = ("add", "exp", "sum", "softmax", "dimshuffle", "alloc", "subtensor", "dot", "extract_diag",
         "cho_solve",
         "deep_copy", "repeat",
-        "random_graph", "erf", "scan_cumulative")
+        "random_graph", "erf", "scan_cumulative", "bitwise_reduce")
 TESTS = "conformance/test_conformance.py"
 
 

@@ -18,8 +18,8 @@ from conformance.registry import Case, Row
 from conformance.strategies import ANY, elemwise
 
 W = {"float16": "float32"}
-ORT = ("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten")
-#: onnxruntime-rewritten judges canonical cases only
+ORT = ("onnxruntime", "onnxruntime-noopt", "onnxruntime-rewritten", "pytensor-onnx")
+#: onnxruntime-rewritten and pytensor-onnx judge canonical cases only
 JUDGED = ORT[:2]
 #: x * y overflows float16 in the first element (90000), not in the second; x * y / z does not
 VALUES = (np.array([300.0, 2.0], np.float16), np.array([300.0, 3.0], np.float16),

@@ -65,8 +65,12 @@ EMPTY_AXIS = {
     "match": "pytensor-py raised ValueError: (zero-size array|Input of CAReduce)",
     "when": lambda case: any(v.size == 0 for v in case.values),
 }
-# Numba returns the empty result on 3.x; on 2.38 its float kernels raise as Python's code does
+# Numba returns the empty result on 3.x; on 2.38 its float kernels raise as Python's code
+# does on a 1-d input only, and return it empty from 2-d on (measured on both backends)
 EMPTY_AXIS_NUMBA = {**EMPTY_AXIS, "backends": NUMBA_BACKENDS, "versions": "pytensor>=3"}
+EMPTY_2D_NUMBA_238 = {**EMPTY_AXIS, "backends": NUMBA_BACKENDS, "versions": "pytensor<3",
+                      "dtypes": ("float32", "float64"),
+                      "when": lambda case: any(v.size == 0 and v.ndim >= 2 for v in case.values)}
 # Run without rewrites, as the C backend runs every graph, softmax's inner max meets the C
 # code generation bug of a 0-d Max (3.x only: 2.38's Softmax is a C op of its own).
 C_ZERO_D = {**c_0d("softmax's inner max"), "versions": "pytensor>=3"}
@@ -317,6 +321,7 @@ ROWS = [
            match="UnsupportedOpError", example=fixed([1, 2], params=[("axis", -1)]))
     .xfail(**on_jax(EMPTY_AXIS), example=fixed([], params=[("axis", -1)]))
     .xfail(**NUMBA_INT_EMPTY_238).xfail(**NUMBA_0D_238)
+    .xfail(**EMPTY_2D_NUMBA_238, example=fixed(np.zeros((0, 2)), params=[("axis", 0)]))
     .xfail(**fixed_in(NUMBA_ZERO_D_NONFINITE, "3.3")).xfail(**NUMBA_INT8_DTYPE_238)
     .xfail(**NUMBA_INT_UNNORMALISED_238).xfail(**NUMBA_INT_WRAP_238)
     .xfail(**int_to_float32(fixed([1, 2], params=[("axis", -1)])))
@@ -361,7 +366,8 @@ ROWS = [
                       example=fixed([0.0, np.nan], params=[("axis", -1)])),
                  backends=REWRITTEN_ONNX, before="3.3")
     .xfail(**on_jax(EMPTY_AXIS), example=fixed([], params=[("axis", -1)]))
-    .xfail(**EMPTY_AXIS_NUMBA, example=fixed([], params=[("axis", -1)])),
+    .xfail(**EMPTY_AXIS_NUMBA, example=fixed([], params=[("axis", -1)]))
+    .xfail(**EMPTY_2D_NUMBA_238, example=fixed(np.zeros((0, 2)), params=[("axis", 0)])),
     Row("softmax_grad", softmax_grad, grad_cases, FLOATS, tol=SOFTMAX_TOL,
         compose=SOFTMAX_GRAD_GRAPHS, signed_zeros=one_term_sums, grid=(GRAD_DOMAIN, ANY))
     .xfail(**EMPTY_AXIS, example=fixed([], [], params=[("axis", -1)]))
@@ -381,7 +387,9 @@ ROWS = [
                            cause="jax-softmax-grad-dtype",
                            reason="JAX's SoftmaxGrad of float16 or float32 comes out wider "
                                   "than the graph declares"))
-    .xfail(**EMPTY_AXIS_NUMBA, example=fixed([], [], params=[("axis", -1)])),
+    .xfail(**EMPTY_AXIS_NUMBA, example=fixed([], [], params=[("axis", -1)]))
+    .xfail(**EMPTY_2D_NUMBA_238,
+           example=fixed(np.zeros((0, 2)), np.zeros((0, 2)), params=[("axis", 0)])),
     Row("sort", lambda x, axis: sort(x, axis=axis), axis_cases(layouts=SORT_LAYOUTS),
         dtypes.ALL,
         compose=SORTS, grid=(ANY,))
