@@ -77,8 +77,9 @@ OPTIONAL_BACKENDS: dict[str, str] = {b.name: "jax" for b in _jax.BACKENDS}
 #: mode 2.38's, the ONNX mode this project's), within a newcomer's cold budget. The unrewritten
 #: Numba backend and ONNX Runtime without its optimizations join with ``--backends all`` and in
 #: the nightly run. onnxruntime-rewritten stays beside pytensor-onnx: it converts the default
-#: mode's graph (fused Composites; BLAS ops on 2.38), what function_to_onnx exports from a
-#: user's function, which the ONNX mode's rewrites (no fusion, no BLAS) never build.
+#: mode's graph, what function_to_onnx exports from a user's function (on 2.38 with BLAS ops
+#: and reductions fused with their elementwise input, on 3.x with the NUMBA mode's own
+#: rewrites), which the ONNX mode's rewrites never build.
 DEFAULT_BACKENDS = ("pytensor-py", "pytensor-c", "pytensor-c-opt", "pytensor-numba-opt",
                     "onnxruntime", "onnx-reference", "onnxruntime-rewritten", "pytensor-onnx")
 
