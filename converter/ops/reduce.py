@@ -139,7 +139,8 @@ def _bitwise_reduce(ctx: Context, onnx_op: str, x: str, dtype, axes: list[int],
     """AND, OR or XOR over ``axes``, which ONNX has only elementwise: each element's bits on a
     new last axis (``x & 2**k != 0``), reduced as bools (AND: all set, so Min; OR: any, Max;
     XOR: an odd count, Sum & 1) and put back together as one int64 MatMul with the bits'
-    weights (2**63 is -2**63 there, the same bits), cast to the dtype with wrapping."""
+    weights (2**63 is -2**63 there, the same bits), cast to the dtype with wrapping. Over no
+    axes it is the operand."""
     if not axes:  # over no axis every reduction is its operand
         return ctx.cast(x, dtype, out_dtype)
     width = 1 if np.dtype(dtype) == np.bool_ else np.dtype(dtype).itemsize * 8
@@ -155,8 +156,11 @@ def _bitwise_reduce(ctx: Context, onnx_op: str, x: str, dtype, axes: list[int],
     else:  # an empty Min is uint8's largest value: read back as a bool, it is all bits set
         held = reduce_axes(ctx, onnx_op, ctx.cast(bits, "bool", "uint8"), "uint8", axes)
         held, held_dtype = ctx.cast(held, "uint8", "bool"), "bool"
-    weights = (np.uint64(1) << np.arange(width, dtype=np.uint64)).astype(np.int64)
-    value = ctx.add("MatMul", [ctx.cast(held, held_dtype, "int64"), ctx.constant(weights)])
+    # a (width, 1) matrix, not a vector: ONNX Runtime 1.31's MatMul of an empty batch by a
+    # vector fails to broadcast (measured), by a one-column matrix it does not
+    weights = (np.uint64(1) << np.arange(width, dtype=np.uint64)).astype(np.int64)[:, None]
+    column = ctx.add("MatMul", [ctx.cast(held, held_dtype, "int64"), ctx.constant(weights)])
+    value = ctx.add("Squeeze", [column, ctx.constant(np.asarray([-1], dtype=np.int64))])
     if np.dtype(out_dtype) == np.bool_:
         return ctx.cast(value, "int64", "bool")
     return ctx.cast(value, "int64", out_dtype)
