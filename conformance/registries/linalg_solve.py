@@ -56,18 +56,20 @@ def solve_singular_result(example):
 def reads_other_triangle(case) -> bool:
     """A matrix right-hand side (the rewrite takes no vector) and, with lower=False, a lower
     triangle of a that is not the transpose of its upper one (the triangle to read)."""
-    a, b = case.values
-    lower = np.swapaxes(np.tril(a), -1, -2)
-    return (b.ndim >= 2 and not dict(case.params)["lower"]
-            and not np.array_equal(np.triu(a), lower, equal_nan=True))
+    return case.values[1].ndim >= 2 and _upper_triangle_asked_and_differs(case)
 
 
 def reads_other_triangle_of_vector(case) -> bool:
     """:func:`reads_other_triangle` for a vector right-hand side."""
-    a, b = case.values
+    return case.values[1].ndim == 1 and _upper_triangle_asked_and_differs(case)
+
+
+def _upper_triangle_asked_and_differs(case) -> bool:
+    """lower=False, and a's lower triangle is not the transpose of its upper one."""
+    a = case.values[0]
     lower = np.swapaxes(np.tril(a), -1, -2)
-    return (b.ndim == 1 and not dict(case.params)["lower"]
-            and not np.array_equal(np.triu(a), lower, equal_nan=True))
+    return not dict(case.params)["lower"] and not np.array_equal(np.triu(a), lower,
+                                                                  equal_nan=True)
 
 
 def cho_signs_determined(case) -> bool:
